@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Idempotent set-up: a virtual environment in .venv with azero installed editable.
+# torch is pinned to 2.13.0 first because on this machine type that CPU build lies
+# on local disk; the package itself accepts any torch in its declared range.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+VPY=.venv/bin/python
+$VPY -m pip install -q --upgrade pip >/dev/null
+if ! $VPY -c "import torch" 2>/dev/null; then
+    $VPY -m pip install -q torch==2.13.0
+fi
+$VPY -m pip install -q -e ".[dev]"

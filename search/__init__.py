@@ -1,0 +1,1 @@
+"""azero.search — see DESIGN.md."""

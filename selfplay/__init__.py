@@ -1,0 +1,1 @@
+"""azero.selfplay — see DESIGN.md."""

@@ -1,0 +1,1 @@
+"""azero.train — see DESIGN.md."""
