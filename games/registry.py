@@ -1,5 +1,5 @@
 """Games by name: `make_game('go9x9')`, `make_game('go', board_size=13)`,
-`make_game('openspiel', name='hex(board_size=7)')`.
+`make_game('openspiel', load='hex(board_size=7)')`.
 
 Implementations are imported lazily so that listing games, or using one, never
 requires the others' dependencies to load.
@@ -26,6 +26,8 @@ class GameEntry:
     """'module:Class' of the implementation, imported on first use."""
     defaults: dict[str, Any]
     """Parameters and their defaults; make_game accepts exactly these keywords."""
+    rename: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Parameter name -> keyword of the implementation, where the two differ."""
 
 
 _REGISTRY: dict[str, GameEntry] = {}
@@ -44,7 +46,8 @@ register(GameEntry("connect4", "Connect four on 7 columns x 6 rows, bitboards (n
 register(GameEntry("tictactoe", "Tic-tac-toe on 3x3 (native)",
                    "azero.games.tictactoe:TicTacToeGame", {}))
 register(GameEntry("openspiel", "Any 2-player zero-sum perfect-information OpenSpiel game by its load string",
-                   "azero.games.openspiel:OpenSpielGame", {"name": "hex(board_size=7)"}))
+                   "azero.games.openspiel:OpenSpielGame", {"load": "hex(board_size=7)"},
+                   rename={"load": "name"}))
 
 
 def available_games() -> list[GameEntry]:
@@ -62,10 +65,10 @@ def _resolve(factory: str) -> Callable[..., Game]:
 
 def make_game(name: str, **params: Any) -> Game:
     """Build a game by registered name. 'openspiel:<load string>' is shorthand for
-    make_game('openspiel', name='<load string>'). Unknown names or parameters raise
+    make_game('openspiel', load='<load string>'). Unknown names or parameters raise
     a ValueError that names them and lists what is accepted."""
     if name.startswith("openspiel:"):
-        params = {"name": name.split(":", 1)[1], **params}
+        params = {"load": name.split(":", 1)[1], **params}
         name = "openspiel"
     entry = _REGISTRY.get(name)
     if entry is None:
@@ -77,4 +80,5 @@ def make_game(name: str, **params: Any) -> Game:
         accepted = ", ".join(sorted(entry.defaults)) or "none"
         raise ValueError(f"game {name!r} has no parameter(s) {', '.join(unknown)}; accepted: {accepted}")
     kwargs = {**entry.defaults, **{k: v for k, v in params.items() if v is not None}}
+    kwargs = {entry.rename.get(k, k): v for k, v in kwargs.items()}
     return _resolve(entry.factory)(**kwargs)

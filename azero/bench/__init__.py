@@ -1,0 +1,1 @@
+"""Benchmarks: azero and a peer measured side by side in one run, with ratios."""
