@@ -1,0 +1,68 @@
+"""The search's evaluator protocol backed by a policy-value network, in-process.
+
+`evaluate(obs[B, C, H, W], legal[B, A]) -> (priors[B, A], values[B])`: priors
+are the softmax of the policy logits over legal actions only (illegal actions
+get exactly 0), values are the value head's output in [-1, 1] from the
+perspective of the player to move (the network sees observations from that
+perspective, so no sign flip happens here).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import torch
+
+
+def pick_device(requested: str = "auto") -> torch.device:
+    """'auto' means CUDA when present, else CPU; anything else is passed to torch."""
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(requested)
+
+
+class NetworkEvaluator:
+    """Runs a torch policy-value network on batches of observations."""
+
+    def __init__(self, net: torch.nn.Module, *, device: str | torch.device = "auto", threads: int | None = None):
+        self.device = pick_device(device) if isinstance(device, str) else device
+        self.net = net.to(self.device).eval()
+        if self.device.type == "cuda":
+            # channels_last + bf16 autocast: the fast path for convolutions on recent GPUs.
+            self.net = self.net.to(memory_format=torch.channels_last)
+        if threads is not None and self.device.type == "cpu":
+            torch.set_num_threads(threads)
+        self.evaluations = 0
+        self.batches = 0
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Swap in new weights between two batches (hot reload)."""
+        self.net.load_state_dict(state_dict)
+        self.net.eval()
+
+    def _autocast(self):
+        if self.device.type == "cuda":
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    @torch.inference_mode()
+    def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if obs.ndim != 4 or legal.ndim != 2 or obs.shape[0] != legal.shape[0]:
+            raise ValueError(f"evaluate: expected obs [B, C, H, W] and legal [B, A] with the same B, "
+                             f"got {obs.shape} and {legal.shape}")
+        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
+        if self.device.type == "cuda":
+            x = x.contiguous(memory_format=torch.channels_last)
+        mask = torch.from_numpy(np.ascontiguousarray(legal, dtype=bool)).to(self.device)
+        with self._autocast():
+            logits, value = self.net(x)
+        logits = logits.float().masked_fill(~mask, float("-inf"))
+        # Rows with no legal action (terminal leaves) would be all -inf: give them zeros.
+        no_legal = ~mask.any(dim=1, keepdim=True)
+        logits = logits.masked_fill(no_legal, 0.0)
+        priors = torch.softmax(logits, dim=1).masked_fill(no_legal, 0.0)
+        self.evaluations += obs.shape[0]
+        self.batches += 1
+        return (priors.cpu().numpy().astype(np.float32, copy=False),
+                value.float().reshape(-1).cpu().numpy().astype(np.float32, copy=False))
