@@ -159,7 +159,21 @@ def check_actions(actions: np.ndarray, batch: int, name: str = "actions") -> np.
         raise ValueError(f"{name}: expected shape ({batch},), got {a.shape}")
     if not np.issubdtype(a.dtype, np.integer):
         raise ValueError(f"{name}: expected integer actions, got dtype {a.dtype}")
+    # Range-check before narrowing: int32 conversion would silently wrap 2**32 + 3 to 3.
+    if a.dtype.itemsize > 4 or a.dtype == np.uint32:
+        bad = (a < NO_ACTION) | (a > np.iinfo(np.int32).max)
+        if bad.any():
+            b = int(np.flatnonzero(bad.reshape(-1))[0])
+            raise IllegalActionError(f"{name}: action {int(a.reshape(-1)[b])} at flat index {b} is out of range")
     return np.ascontiguousarray(a, dtype=np.int32)
+
+
+def check_paths(paths: np.ndarray, batch: int, name: str = "paths") -> np.ndarray:
+    """Validate an int action-path array of shape [B, L] (NO_ACTION-padded); returns C-contiguous int32."""
+    p = np.asarray(paths)
+    if p.ndim != 2 or p.shape[0] != batch or not np.issubdtype(p.dtype, np.integer):
+        raise ValueError(f"{name}: expected an integer array of shape ({batch}, L), got shape {p.shape} dtype {p.dtype}")
+    return check_actions(p.reshape(-1), p.size, name).reshape(p.shape)
 
 
 def check_index(index: np.ndarray, batch: int, name: str = "index") -> np.ndarray:
