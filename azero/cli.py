@@ -46,6 +46,14 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_selfplay(args: argparse.Namespace) -> int:
+    from azero.runs.launch import launch_selfplay
+
+    launch_selfplay(overrides=list(args.overrides or []), game=args.game, run_dir=args.run_dir,
+                    resume=args.resume)
+    return 0
+
+
 def cmd_bench_games(args: argparse.Namespace) -> int:
     from azero.bench.games import run_games_bench
 
@@ -68,6 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", help="shorthand for the override game=NAME")
     _add_overrides(p)
     p.set_defaults(func=cmd_config)
+
+    p = sub.add_parser("selfplay", help="self-play training: games -> replay buffer -> trainer -> checkpoints",
+                       description="Self-play training. The default budget (train.steps) finishes in minutes "
+                                   "on a 2-core CPU; raise it for real strength.")
+    p.add_argument("--game", help="game to train (picks configs/game/NAME and, if present, configs/preset/NAME)")
+    p.add_argument("--run-dir", help="run directory (default runs/<game>-<time>); must not hold a run already")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
+    _add_overrides(p)
+    p.set_defaults(func=cmd_selfplay)
 
     bench = sub.add_parser("bench", help="benchmarks that run azero and a peer side by side")
     bsub = bench.add_subparsers(dest="bench", metavar="BENCH")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import Optional
 
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
@@ -19,8 +20,45 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from azero.games.config import GameConfig
+from azero.search.config import SearchConfig
+from azero.selfplay.config import SelfPlayConfig
+from azero.train.network import NetworkConfig
+from azero.train.replay import ReplayConfig
+from azero.train.trainer import TrainConfig
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclasses.dataclass
+class RunConfig:
+    """Where and how a self-play training run executes."""
+
+    runner: str = "local"
+    """'local': everything in this process (deterministic for a seed); 'ray': workers, server,
+    buffer and trainer as Ray actors."""
+    run_dir: Optional[str] = None
+    """Run directory; null makes runs/<game>-<timestamp>."""
+    device: str = "auto"
+    """Network device for self-play and training: 'auto' (CUDA if present), 'cpu', 'cuda'."""
+    evaluator: str = "auto"
+    """'inprocess' (each worker runs the net itself), 'server' (a shared batching inference
+    server), or 'auto' (in-process on CPU, server on CUDA; see `azero bench selfplay`)."""
+    workers: int = 1
+    """Self-play workers (threads for the local runner, actors for ray)."""
+    moves_per_round: int = 4
+    """Lockstep self-play moves between two training phases (local runner)."""
+    log_every_s: float = 5.0
+    """Seconds between progress lines."""
+    max_minutes: Optional[float] = None
+    """Stop (with a checkpoint) after this much wall time even if train.steps is not reached."""
+    threads: Optional[int] = None
+    """torch CPU threads; null keeps torch's default."""
+    ray_address: Optional[str] = None
+    """Ray: address of an existing cluster ('auto' or host:port); null starts a local instance."""
+    server_max_batch: int = 1024
+    """Inference server: largest batch it assembles."""
+    server_max_wait_ms: float = 2.0
+    """Inference server: longest a request waits for others to join its batch."""
 
 
 @dataclasses.dataclass
@@ -29,6 +67,18 @@ class AzeroConfig:
 
     game: GameConfig = dataclasses.field(default_factory=GameConfig)
     """The game and its rule parameters (group `game`)."""
+    model: NetworkConfig = dataclasses.field(default_factory=NetworkConfig)
+    """Policy-value network size (group `model`)."""
+    search: SearchConfig = dataclasses.field(default_factory=SearchConfig)
+    """MCTS settings used by self-play (group `search`)."""
+    selfplay: SelfPlayConfig = dataclasses.field(default_factory=SelfPlayConfig)
+    """Self-play game generation."""
+    replay: ReplayConfig = dataclasses.field(default_factory=ReplayConfig)
+    """Replay buffer window and sample budget."""
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    """Optimisation; train.steps is the run's budget."""
+    run: RunConfig = dataclasses.field(default_factory=RunConfig)
+    """Runner, run directory, devices, logging."""
     seed: int = 0
     """Seed of every random source in a run."""
 
@@ -52,7 +102,21 @@ def load_config(overrides: list[str] | None = None, config_name: str = "config")
             cfg = compose(config_name=config_name, overrides=list(overrides or []))
     except (HydraException, OmegaConfBaseException) as e:
         raise ConfigError(_explain(e, list(overrides or []))) from e
+    validate(cfg)
     return cfg
+
+
+def validate(cfg: DictConfig) -> AzeroConfig:
+    """Instantiate the dataclasses so their range checks (__post_init__) run; ConfigError on failure."""
+    try:
+        obj = OmegaConf.to_object(cfg)
+    except (ValueError, OmegaConfBaseException) as e:
+        raise ConfigError(f"bad configuration: {e}") from e
+    if obj.run.runner not in ("local", "ray"):
+        raise ConfigError(f"run.runner must be 'local' or 'ray', got {obj.run.runner!r}")
+    if obj.run.evaluator not in ("auto", "inprocess", "server"):
+        raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
+    return obj
 
 
 def _explain(error: Exception, overrides: list[str]) -> str:

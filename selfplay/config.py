@@ -1,0 +1,41 @@
+"""Typed configuration of the `selfplay` group (hydra structured config)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+
+@dataclasses.dataclass
+class SelfPlayConfig:
+    """How self-play games are generated."""
+
+    games_in_parallel: int = 32
+    """B: games one worker plays in lockstep; every search step evaluates up to B leaves at once."""
+    temperature_moves: int = 8
+    """PUCT: the first this many moves of a game are sampled from the visit counts (temperature 1)
+    for opening diversity; later moves take the most visited action."""
+    resign_threshold: Optional[float] = -0.9
+    """Resign when the root value (player to move's view) falls below this; null disables resigning."""
+    resign_min_moves: int = 10
+    """Never resign before this many moves have been played."""
+    no_resign_fraction: float = 0.1
+    """Fraction of games that never resign; they measure the false-resign rate (AlphaGo Zero: 10%)."""
+    full_search_prob: float = 0.25
+    """Playout cap randomization (KataGo): probability that a move gets the full search and is
+    recorded as a training target; other moves use cheap_simulations and are not recorded.
+    1.0 disables it (every move full and recorded)."""
+    cheap_simulations: int = 16
+    """Simulations of the cheap, unrecorded searches of playout cap randomization."""
+    sgf_every: int = 10
+    """Write every n-th finished Go game as SGF (0: none)."""
+
+    def __post_init__(self) -> None:
+        if self.games_in_parallel < 1:
+            raise ValueError(f"SelfPlayConfig.games_in_parallel must be >= 1, got {self.games_in_parallel}")
+        if not 0.0 < self.full_search_prob <= 1.0:
+            raise ValueError(f"SelfPlayConfig.full_search_prob must lie in (0, 1], got {self.full_search_prob}")
+        if not 0.0 <= self.no_resign_fraction <= 1.0:
+            raise ValueError(f"SelfPlayConfig.no_resign_fraction must lie in [0, 1], got {self.no_resign_fraction}")
+        if self.cheap_simulations < 1:
+            raise ValueError(f"SelfPlayConfig.cheap_simulations must be >= 1, got {self.cheap_simulations}")

@@ -1,0 +1,193 @@
+"""A self-play worker: B games in lockstep on the batched MCTS core.
+
+Every lockstep move searches all B positions at once (one evaluator call per
+search step for the whole batch), picks moves, records training targets and
+restarts finished games in place, so the batch never shrinks.
+
+Targets (AlphaGo Zero): the policy target is the root visit distribution
+(PUCT) or the completed-Q improved policy (Gumbel); the value target is the
+final outcome z from the view of the player to move at that position.
+
+Playout cap randomization (Wu 2019, KataGo): with probability
+`full_search_prob` a move gets the full search and is recorded; otherwise a
+cheap search picks the move and nothing is recorded. The coin is tossed once
+per lockstep move for the whole batch, so every search step stays B wide;
+each game still sees an independent coin per move in distribution.
+
+Resignation: a player resigns when its root value drops below the threshold.
+A fraction of games never resigns; in those, the first time a player would
+have resigned is noted, and if that player then did not lose it counts as a
+false resignation (AlphaGo Zero keeps this rate below 5%).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from azero.games.base import NO_ACTION, Game
+from azero.search.config import SearchConfig
+from azero.search.mcts import MCTS
+from azero.selfplay.config import SelfPlayConfig
+
+
+@dataclass
+class GameRecord:
+    """One finished self-play game; arrays cover only the recorded (full-search) moves."""
+
+    obs: np.ndarray  # [T, C, H, W] float32, player to move's view
+    policy: np.ndarray  # [T, A] float32 target
+    legal: np.ndarray  # [T, A] bool
+    to_play: np.ndarray  # [T] int8
+    move_number: np.ndarray  # [T] int32, index of the move within the game
+    actions: list[int]  # every move played, recorded or not
+    outcome: float  # player 0's result: +1, 0, -1
+    resigned: bool  # ended by resignation
+    no_resign: bool  # belonged to the never-resign fraction
+    false_resign: bool | None  # no-resign game where a would-be resigner did not lose; None if nobody would have
+    score: float | None = None  # Go: Tromp-Taylor black minus white (komi included) when played out
+
+    @property
+    def value_targets(self) -> np.ndarray:
+        """z per recorded position from the player to move's view."""
+        return np.where(self.to_play == 0, self.outcome, -self.outcome).astype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+@dataclass
+class _Trajectory:
+    obs: list = field(default_factory=list)
+    policy: list = field(default_factory=list)
+    legal: list = field(default_factory=list)
+    to_play: list = field(default_factory=list)
+    move_number: list = field(default_factory=list)
+    actions: list = field(default_factory=list)
+    no_resign: bool = False
+    would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
+
+
+class SelfPlayWorker:
+    """Plays self-play games forever in chunks; `play(moves)` returns the games that finished."""
+
+    def __init__(self, game: Game, evaluator, search: SearchConfig, cfg: SelfPlayConfig, *, seed: int):
+        self.game = game
+        self.spec = game.spec
+        self.cfg = cfg
+        B = cfg.games_in_parallel
+        self.states = game.new_states(B)
+        self.rng = np.random.default_rng(seed)
+        self.full = MCTS(self.spec, evaluator, dataclasses.replace(search, seed=seed), batch_size=B)
+        self.cheap = None
+        if cfg.full_search_prob < 1.0:
+            cheap_cfg = dataclasses.replace(search, simulations=cfg.cheap_simulations, seed=seed + 1,
+                                            dirichlet_weight=0.0, max_nodes=None)
+            self.cheap = MCTS(self.spec, evaluator, cheap_cfg, batch_size=B)
+        self.traj = [self._new_trajectory() for _ in range(B)]
+        self.games_finished = 0
+        self.moves_played = 0
+        self.positions_recorded = 0
+        self._moves = np.zeros(B, np.int32)
+
+    def _new_trajectory(self) -> _Trajectory:
+        return _Trajectory(no_resign=bool(self.rng.random() < self.cfg.no_resign_fraction))
+
+    @property
+    def evaluations(self) -> int:
+        n = self.full.stats["evaluated"]
+        return n + (self.cheap.stats["evaluated"] if self.cheap is not None else 0)
+
+    def play(self, moves: int) -> list[GameRecord]:
+        """Play `moves` lockstep moves (each advances all B games by one move)."""
+        finished: list[GameRecord] = []
+        for _ in range(moves):
+            finished.extend(self._step())
+        return finished
+
+    def _step(self) -> list[GameRecord]:
+        cfg = self.cfg
+        B = cfg.games_in_parallel
+        states = self.states
+        full = self.cheap is None or self.rng.random() < cfg.full_search_prob
+        search = self.full if full else self.cheap
+        result = search.run(states)
+        num_moves = states.num_moves(out=self._moves)
+        if search.config.algorithm == "gumbel":
+            actions = result.action.copy()
+        else:
+            hot = search.choose_actions(result, temperature=1.0)
+            actions = np.where(num_moves < cfg.temperature_moves, hot, result.action).astype(np.int32)
+
+        if full:
+            obs = states.encode()
+            legal = states.legal_mask()
+            to_play = states.to_play()
+            for b in range(B):
+                t = self.traj[b]
+                t.obs.append(obs[b])
+                t.policy.append(result.policy[b])
+                t.legal.append(legal[b])
+                t.to_play.append(to_play[b])
+                t.move_number.append(int(num_moves[b]))
+            self.positions_recorded += B
+
+        resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
+        if cfg.resign_threshold is not None:
+            player = states.to_play()
+            low = (result.value < cfg.resign_threshold) & (num_moves >= cfg.resign_min_moves)
+            for b in np.flatnonzero(low):
+                if self.traj[b].no_resign:
+                    self.traj[b].would_resign.add(int(player[b]))
+                else:
+                    resigned[b] = player[b]
+        actions[resigned >= 0] = NO_ACTION
+
+        states.apply(actions)
+        for b in range(B):
+            if actions[b] != NO_ACTION:
+                self.traj[b].actions.append(int(actions[b]))
+        self.moves_played += int(np.count_nonzero(actions != NO_ACTION))
+
+        done = states.terminal() | (resigned >= 0)
+        records = []
+        if done.any():
+            outcome = states.outcome()
+            score = states.score() if hasattr(states, "score") else None
+            for b in np.flatnonzero(done):
+                z = float(outcome[b]) if resigned[b] < 0 else (1.0 if resigned[b] == 1 else -1.0)
+                records.append(self._finish(b, z, resigned[b] >= 0,
+                                            None if (score is None or resigned[b] >= 0) else float(score[b])))
+            states.reset(np.flatnonzero(done))
+        # Trees follow the games: the played move's subtree, or a fresh root after a restart.
+        advance = np.where(done, NO_ACTION, actions).astype(np.int32)
+        self.full.advance(advance)
+        if self.cheap is not None:
+            self.cheap.advance(advance)
+        return records
+
+    def _finish(self, b: int, z: float, resigned: bool, score: float | None) -> GameRecord:
+        t = self.traj[b]
+        self.traj[b] = self._new_trajectory()
+        self.games_finished += 1
+        A = self.spec.num_actions
+        false_resign = None
+        if t.no_resign and t.would_resign:
+            # A would-be resigner that did not lose: resigning would have thrown the game away.
+            false_resign = any((z >= 0) if p == 0 else (z <= 0) for p in t.would_resign)
+        n = len(t.obs)
+        return GameRecord(
+            obs=np.stack(t.obs) if n else np.zeros((0, *self.spec.obs_shape), np.float32),
+            policy=np.stack(t.policy).astype(np.float32) if n else np.zeros((0, A), np.float32),
+            legal=np.stack(t.legal) if n else np.zeros((0, A), bool),
+            to_play=np.asarray(t.to_play, np.int8),
+            move_number=np.asarray(t.move_number, np.int32),
+            actions=t.actions,
+            outcome=z,
+            resigned=resigned,
+            no_resign=t.no_resign,
+            false_resign=false_resign,
+            score=score,
+        )
