@@ -63,6 +63,14 @@ def cmd_bench_games(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_mcts(args: argparse.Namespace) -> int:
+    from azero.bench.mcts import run_mcts_bench
+
+    names = [n.strip() for n in args.games.split(",") if n.strip()]
+    run_mcts_bench(names, batch=args.batch, simulations=args.sims, seconds=args.seconds, threads=args.threads)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="azero", description="AlphaZero self-play, search and evaluation.")
@@ -96,6 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-openspiel", action="store_true", help="skip the OpenSpiel side")
     p.set_defaults(func=cmd_bench_games)
+    p = bsub.add_parser("mcts", help="batched MCTS vs OpenSpiel's C++ MCTSBot and the Python twin, sims/s")
+    p.add_argument("--games", default="go9x9,connect4", help="comma-separated: go9x9, connect4, tictactoe")
+    p.add_argument("--batch", type=int, default=64, help="games searched in lockstep by azero (default 64)")
+    p.add_argument("--sims", type=int, default=800, help="simulations per move (default 800)")
+    p.add_argument("--seconds", type=float, default=5.0, help="time per figure (default 5)")
+    p.add_argument("--threads", type=int, default=2, help="threads for the scaling figure (default 2)")
+    p.set_defaults(func=cmd_bench_mcts)
     return parser
 
 
