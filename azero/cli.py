@@ -120,9 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from azero.train.checkpoint import CheckpointError
+    from azero.train.replay import ReplayShardError
+
     try:
         return int(args.func(args) or 0)
-    except (ConfigError, ValueError) as e:
+    except (ConfigError, ValueError, CheckpointError, ReplayShardError, FileNotFoundError) as e:
         print(f"azero {args.command}: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1,0 +1,1 @@
+"""Evaluation: players and matches between them."""

@@ -1,0 +1,1042 @@
+# cython: language_level=3, wraparound=False, cdivision=True
+"""Native batched Go: B positions of an NxN board in one contiguous byte buffer.
+
+Rules (Tromp-Taylor with positional superko)
+--------------------------------------------
+- Black (player 0) moves first; a move places a stone on an empty point or passes.
+- After placing, opponent groups left without liberties are captured. A move
+  that leaves its own group without liberties (suicide, single- or
+  multi-stone) is illegal; a move that captures is never suicide.
+- Positional superko: a move may not recreate any whole-board stone
+  arrangement that occurred earlier in the game (the player to move is not
+  part of the position; passes are always legal). Positions are compared by
+  64-bit Zobrist hashes from a fixed-seed table, so a false "repetition"
+  needs a hash collision (probability ~ moves^2 / 2^64).
+- The game ends after two consecutive passes, or once `max_moves` moves
+  (passes included) have been played; it is then scored as it stands.
+- Score = black area - white area - komi, where a colour's area is its stones
+  plus the empty regions whose borders reach only that colour (Tromp-Taylor).
+  Outcome = sign(score): +1 Black (player 0) wins, -1 White wins, 0 only for an
+  exact tie (possible with integer komi).
+
+Actions: a = r * N + c with r = 0 the TOP row (GTP row N) and c = 0 the left
+column (GTP letter 'A', letters skip 'I'); a = N * N is pass.
+
+Observations: float32 [C, N, N] with C = 2 * T + 2 and T = HIST_T = 4.
+    planes 2t, 2t+1 (t = 0..T-1): stones of the player to move / of the
+        opponent, t moves ago (t = 0 is now; zeros before the game start);
+    plane 2T:     all ones if Black (player 0) is to move, else zeros;
+    plane 2T + 1: all ones (lets convolutions with zero padding see the edge).
+
+Data structures (one fixed-size block per state, see Declarations below)
+---------------------------------------------------------------------
+The board is padded with a ring of EDGE points so neighbours need no bounds
+test. Groups are circular linked lists of stones (`nxt`) with a representative
+`head`; when groups merge the smaller one is relabelled. Each head carries
+pseudo-liberties (one per adjacent stone/empty pair) with their sum and sum of
+squares: the group is in atari exactly when all its pseudo-liberties name the
+same point, i.e. sum^2 == count * sum_of_squares (equality case of
+Cauchy-Schwarz), the pseudo-liberty idea of the OpenSpiel / Fuego boards. That
+test is cached as an ATARI bit in every stone's point code, rewritten over
+the group only when it flips, so a neighbour's code byte alone says whether it
+offers a liberty or is captured. Each head also carries the XOR of its
+stones' Zobrist keys, so the hash after a candidate move (placed stone XOR
+captured groups) is known from the four neighbours alone: legality of a point
+is O(1) plus a superko look-up, and a move costs O(stones of the affected
+groups).
+
+Superko look-up: every position hash of the game is stored in `hist`, and a
+bloom filter (two probes, >= 16 bits per entry) answers "never seen" with no
+scan; only on a bloom hit is `hist` scanned.
+
+Observation history uses an undo log instead of board snapshots: each move
+logs the point it filled and the points it captured, in a ring sized for the
+last MOVE_RING moves (captures in any 3 consecutive moves number at most
+N*N + 2). encode() copies the current board and undoes up to T - 1 moves.
+
+Every batched method validates its Python arguments once, then runs one
+`with nogil:` loop over `noexcept nogil` helpers; nothing touches Python per
+state.
+"""
+
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+from azero.games import base as _base
+from azero.games.base import IllegalActionError, check_actions, check_index, check_out
+
+# ---------------------------------------------------------------------------
+# Declarations. One position is one fixed-size byte block of `Geo.stride` bytes:
+# a `Header` followed by per-point and per-move arrays at the offsets recorded
+# in `Geo`. A batch is B blocks back to back, so copy / take / put / reset are
+# memcpy and a block never holds a pointer. (They live here, not in a .pxd,
+# because the games/ -> azero.games mapping hides a .pxd from Cython.)
+# ---------------------------------------------------------------------------
+
+cdef enum:
+    EMPTY = 0
+    BLACK = 1
+    WHITE = 2
+    EDGE = 3           # the guard ring around the board: never a liberty, never a stone
+    COLOR = 3          # mask of the colour bits of a point code
+    ATARI = 4          # point code flag: this stone's group has exactly one liberty
+    HIST_T = 4         # board history steps in an observation
+    MOVE_RING = 4      # moves whose changes the undo log keeps (>= HIST_T - 1, power of two)
+    MAX_N = 19
+    MAX_PTS = 441      # (MAX_N + 2) ** 2 points including the guard ring
+
+
+cdef enum MoveCode:
+    MOVE_OK = 0
+    MOVE_OCCUPIED = 1
+    MOVE_SUICIDE = 2
+    MOVE_SUPERKO = 3
+    MOVE_GAME_OVER = 4
+    MOVE_OUT_OF_RANGE = 5
+
+
+ctypedef struct Header:
+    uint64_t hash                   # Zobrist hash of the stones on the board (0 = empty board)
+    float score                     # Tromp-Taylor score (black - white - komi); set once terminal
+    int32_t num_moves               # moves played, passes included; player to move = num_moves & 1
+    int32_t log_pos                 # next write slot of the change log (a ring of Geo.logcap points)
+    int32_t mlog_start[MOVE_RING]   # move k's changes start at log[mlog_start[k % MOVE_RING]]
+    int16_t mlog_len[MOVE_RING]     # ... and number mlog_len (0 for a pass, else 1 + captures)
+    uint8_t passes                  # consecutive passes just played
+    uint8_t terminal
+
+
+ctypedef struct Geo:
+    # Board geometry and the byte layout of one state; shared by every batch of one game.
+    int n                   # board side N
+    int w                   # row stride of the padded board, N + 2
+    int npts                # (N + 2) ** 2 padded points
+    int nn                  # N * N playable points; also the pass action
+    int max_moves
+    int logcap              # change-log capacity in points
+    uint64_t bloom_mask     # bloom filter size in bits - 1 (a power of two minus one)
+    float komi
+    Py_ssize_t stride       # bytes per state
+    Py_ssize_t off_color, off_head, off_next, off_nlib, off_size
+    Py_ssize_t off_libsum, off_libsq, off_ghash, off_hist, off_bloom, off_log
+    int nbr[4]              # neighbour offsets in the padded board
+    int16_t* pt             # [nn] action -> padded point
+    uint64_t* zob           # [3 * npts] Zobrist keys, zob[colour * npts + point]; row 0 unused
+    char* initial           # one state block holding the empty board
+
+
+ctypedef struct SV:
+    # Typed pointers into one state block (see Geo offsets); built per call, never stored.
+    Header* h
+    uint8_t* color      # [npts] point code: EMPTY / BLACK / WHITE / EDGE, | ATARI on stones in atari
+    int16_t* head       # [npts] representative stone of the point's group (stones only)
+    int16_t* nxt        # [npts] next stone of the group, a circular list
+    int16_t* nlib       # [npts] at a head: pseudo-liberties (adjacent stone-empty pairs)
+    int16_t* size       # [npts] at a head: stones in the group
+    uint32_t* libsum    # [npts] at a head: sum of pseudo-liberty points
+    uint32_t* libsq     # [npts] at a head: sum of their squares (atari test, see refresh_atari)
+    uint64_t* ghash     # [npts] at a head: XOR of the group's stone Zobrist keys
+    uint64_t* hist      # [max_moves + 1] position hash after each move; hist[0] = empty board
+    uint64_t* bloom     # [bloom bits / 64] bloom filter over hist
+    int16_t* log        # [logcap] ring of changed points (placed stone, then captured stones)
+
+
+cdef enum:
+    NO_ACTION = -1      # C copy of azero.games.base.NO_ACTION for nogil code (checked below)
+    NUM_PLANES = 2 * HIST_T + 2
+
+assert NO_ACTION == _base.NO_ACTION
+
+COLUMNS = "ABCDEFGHJKLMNOPQRST"   # GTP column letters: no 'I'
+HISTORY_STEPS = HIST_T
+
+_REASONS = {
+    MOVE_OCCUPIED: "the point is occupied",
+    MOVE_SUICIDE: "suicide",
+    MOVE_SUPERKO: "it repeats an earlier position (positional superko)",
+    MOVE_GAME_OVER: "the game is over",
+}
+
+# Fixed seed of the Zobrist table: hashes are reproducible across runs and processes.
+cdef uint64_t ZOBRIST_SEED = 0x2F6B_19C0_5EED_0001ULL
+
+
+def gtp_vertex(int n, int action):
+    """'A9'-style name of an on-board action (r = 0 is the top row), or 'pass' for N*N."""
+    if action == n * n:
+        return "pass"
+    return f"{COLUMNS[action % n]}{n - action // n}"
+
+
+# ---------------------------------------------------------------------------
+# Small pure helpers
+# ---------------------------------------------------------------------------
+
+cdef inline uint64_t splitmix64(uint64_t* s) noexcept nogil:
+    """Next output of the splitmix64 generator with state *s (Steele et al. 2014)."""
+    s[0] += 0x9E3779B97F4A7C15ULL
+    cdef uint64_t z = s[0]
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint32_t bounded(uint64_t* s, uint32_t n) noexcept nogil:
+    """Uniform integer in [0, n) (multiply-shift; bias < n / 2^32, irrelevant here)."""
+    return <uint32_t>(((splitmix64(s) >> 32) * n) >> 32)
+
+
+cdef inline Py_ssize_t round8(Py_ssize_t x) noexcept nogil:
+    return (x + 7) & ~(<Py_ssize_t>7)
+
+
+cdef inline void bind(SV* v, char* base, const Geo* g) noexcept nogil:
+    v.h = <Header*>base
+    v.color = <uint8_t*>(base + g.off_color)
+    v.head = <int16_t*>(base + g.off_head)
+    v.nxt = <int16_t*>(base + g.off_next)
+    v.nlib = <int16_t*>(base + g.off_nlib)
+    v.size = <int16_t*>(base + g.off_size)
+    v.libsum = <uint32_t*>(base + g.off_libsum)
+    v.libsq = <uint32_t*>(base + g.off_libsq)
+    v.ghash = <uint64_t*>(base + g.off_ghash)
+    v.hist = <uint64_t*>(base + g.off_hist)
+    v.bloom = <uint64_t*>(base + g.off_bloom)
+    v.log = <int16_t*>(base + g.off_log)
+
+
+# ---------------------------------------------------------------------------
+# Groups and liberties
+# ---------------------------------------------------------------------------
+
+cdef void set_group_flag(SV* v, int gh, uint8_t flag) noexcept nogil:
+    cdef int st = gh
+    while True:
+        v.color[st] = (v.color[st] & COLOR) | flag
+        st = v.nxt[st]
+        if st == gh:
+            break
+
+
+cdef inline void refresh_atari(SV* v, int gh) noexcept nogil:
+    """Recompute group gh's ATARI flag after its liberties changed.
+
+    In atari iff all pseudo-liberties name one point: sum^2 == count * sum_sq.
+    The flag is copied onto every stone of the group, so the legality test
+    reads one byte per neighbour; the copy happens only when the flag flips,
+    which is at most about once per affected group and move.
+    """
+    cdef uint64_t n = <uint64_t>v.nlib[gh]
+    cdef uint64_t s = v.libsum[gh]
+    cdef uint8_t flag = ATARI if s * s == n * v.libsq[gh] else 0
+    if (v.color[gh] & ATARI) != flag:
+        set_group_flag(v, gh, flag)
+
+
+cdef inline void add_lib(SV* v, int gh, int p) noexcept nogil:
+    v.nlib[gh] += 1
+    v.libsum[gh] += <uint32_t>p
+    v.libsq[gh] += <uint32_t>(p * p)
+    refresh_atari(v, gh)
+
+
+cdef inline void remove_lib(SV* v, int gh, int p) noexcept nogil:
+    v.nlib[gh] -= 1
+    v.libsum[gh] -= <uint32_t>p
+    v.libsq[gh] -= <uint32_t>(p * p)
+    refresh_atari(v, gh)
+
+
+cdef inline int merge(SV* v, int a, int b) noexcept nogil:
+    """Join groups a and b (distinct heads, same colour); returns the surviving head."""
+    cdef int t, s
+    cdef uint8_t flag
+    if v.size[a] < v.size[b]:
+        t = a
+        a = b
+        b = t
+    flag = v.color[a] & ATARI
+    s = b
+    while True:             # relabel the smaller group: O(its stones)
+        v.head[s] = <int16_t>a
+        v.color[s] = (v.color[s] & COLOR) | flag
+        s = v.nxt[s]
+        if s == b:
+            break
+    t = v.nxt[a]            # splice the two circular lists
+    v.nxt[a] = v.nxt[b]
+    v.nxt[b] = <int16_t>t
+    v.size[a] += v.size[b]
+    v.nlib[a] += v.nlib[b]
+    v.libsum[a] += v.libsum[b]
+    v.libsq[a] += v.libsq[b]
+    v.ghash[a] ^= v.ghash[b]
+    refresh_atari(v, a)
+    return a
+
+
+cdef inline void log_push(SV* v, const Geo* g, int p) noexcept nogil:
+    v.log[v.h.log_pos] = <int16_t>p
+    v.h.log_pos += 1
+    if v.h.log_pos == g.logcap:
+        v.h.log_pos = 0
+
+
+cdef int remove_group(SV* v, const Geo* g, int gh) noexcept nogil:
+    """Capture group `gh`: empty its stones, give liberties back to neighbours; returns stones removed."""
+    cdef int col = v.color[gh] & COLOR
+    cdef int s = gh, i, r, cr, n = 0
+    cdef const uint64_t* z = g.zob + col * g.npts
+    while True:
+        v.color[s] = EMPTY
+        v.h.hash ^= z[s]
+        log_push(v, g, s)
+        n += 1
+        for i in range(4):
+            r = s + g.nbr[i]
+            cr = v.color[r] & COLOR
+            # Stones of this group not yet emptied still carry head gh: skip them.
+            if (cr == BLACK or cr == WHITE) and v.head[r] != gh:
+                add_lib(v, v.head[r], s)
+        s = v.nxt[s]
+        if s == gh:
+            break
+    return n
+
+
+# ---------------------------------------------------------------------------
+# Legality
+# ---------------------------------------------------------------------------
+
+cdef inline bint seen_before(const SV* v, const Geo* g, uint64_t h) noexcept nogil:
+    """Whether position hash h occurred earlier in this game."""
+    cdef uint64_t b1 = h & g.bloom_mask
+    cdef uint64_t b2 = (h >> 32) & g.bloom_mask
+    cdef int i
+    if not ((v.bloom[b1 >> 6] >> (b1 & 63)) & 1):
+        return False
+    if not ((v.bloom[b2 >> 6] >> (b2 & 63)) & 1):
+        return False
+    for i in range(v.h.num_moves, -1, -1):      # newest first: simple ko is found at once
+        if v.hist[i] == h:
+            return True
+    return False
+
+
+cdef inline void bloom_add(SV* v, const Geo* g, uint64_t h) noexcept nogil:
+    cdef uint64_t b1 = h & g.bloom_mask
+    cdef uint64_t b2 = (h >> 32) & g.bloom_mask
+    v.bloom[b1 >> 6] |= (<uint64_t>1) << (b1 & 63)
+    v.bloom[b2 >> 6] |= (<uint64_t>1) << (b2 & 63)
+
+
+cdef inline int check_stone(const SV* v, const Geo* g, int p, int c) noexcept nogil:
+    """MoveCode of colour c playing on padded point p (game not over), from p's neighbours only.
+
+    A neighbour's point code alone tells everything but a captured group's
+    hash: EMPTY or an own stone without ATARI gives a liberty (an own group in
+    atari has p as its only liberty), an opponent stone with ATARI is captured
+    (p is its last liberty). Written without data-dependent branches in the
+    common case, as neighbour colours are unpredictable mid-game.
+    """
+    cdef int i, k, gq, libs = 0, capbits = 0, ncap = 0
+    cdef int caps[4]
+    cdef uint8_t cq, opp_atari = <uint8_t>((3 - c) | ATARI)
+    cdef uint64_t h
+    if v.color[p] != EMPTY:
+        return MOVE_OCCUPIED
+    for i in range(4):
+        cq = v.color[p + g.nbr[i]]
+        libs |= (cq == EMPTY) | (cq == c)
+        capbits |= (cq == opp_atari) << i
+    h = v.h.hash ^ g.zob[c * g.npts + p]
+    if capbits:
+        for i in range(4):
+            if (capbits >> i) & 1:
+                gq = v.head[p + g.nbr[i]]
+                for k in range(ncap):
+                    if caps[k] == gq:
+                        break
+                else:
+                    caps[ncap] = gq
+                    ncap += 1
+                    h ^= v.ghash[gq]
+    elif not libs:
+        return MOVE_SUICIDE
+    if seen_before(v, g, h):
+        return MOVE_SUPERKO
+    return MOVE_OK
+
+
+cdef inline int check_action(const SV* v, const Geo* g, int a) noexcept nogil:
+    """MoveCode of action a (not NO_ACTION) for the player to move."""
+    if a < 0 or a > g.nn:
+        return MOVE_OUT_OF_RANGE
+    if v.h.terminal:
+        return MOVE_GAME_OVER
+    if a == g.nn:
+        return MOVE_OK
+    return check_stone(v, g, g.pt[a], 1 + (v.h.num_moves & 1))
+
+
+cdef void legal_row(const SV* v, const Geo* g, uint8_t* out) noexcept nogil:
+    """out[a] = whether action a is legal, for all N*N + 1 actions (the hot path of search)."""
+    # Local copies whose address never escapes the inlined check_stone: a store
+    # through `out` (a char type) may alias anything, so fields read through the
+    # caller's pointers would be reloaded after every store.
+    cdef SV lv = v[0]
+    cdef Geo lg = g[0]
+    cdef int a, c
+    if lv.h.terminal:
+        memset(out, 0, lg.nn + 1)
+        return
+    c = 1 + (lv.h.num_moves & 1)
+    for a in range(lg.nn):
+        out[a] = check_stone(&lv, &lg, lg.pt[a], c) == MOVE_OK
+    out[lg.nn] = 1
+
+
+# ---------------------------------------------------------------------------
+# Playing moves
+# ---------------------------------------------------------------------------
+
+cdef float tt_score(const SV* v, const Geo* g) noexcept nogil:
+    """Tromp-Taylor area score: black stones + black-only regions - (white ...) - komi."""
+    cdef uint8_t mark[MAX_PTS]
+    cdef int16_t stack[MAX_PTS]
+    cdef int a, p, q, r, i, col, cr, sp, cnt, reach
+    cdef int black = 0, white = 0
+    memset(mark, 0, g.npts)
+    for a in range(g.nn):
+        p = g.pt[a]
+        col = v.color[p] & COLOR
+        if col == BLACK:
+            black += 1
+        elif col == WHITE:
+            white += 1
+        elif not mark[p]:
+            # Flood the empty region containing p, noting which colours border it.
+            mark[p] = 1
+            stack[0] = <int16_t>p
+            sp = 1
+            cnt = 0
+            reach = 0
+            while sp:
+                sp -= 1
+                q = stack[sp]
+                cnt += 1
+                for i in range(4):
+                    r = q + g.nbr[i]
+                    cr = v.color[r] & COLOR
+                    if cr == EMPTY:
+                        if not mark[r]:
+                            mark[r] = 1
+                            stack[sp] = <int16_t>r
+                            sp += 1
+                    elif cr != EDGE:
+                        reach |= cr
+            if reach == BLACK:
+                black += cnt
+            elif reach == WHITE:
+                white += cnt
+    return <float>(black - white) - g.komi
+
+
+cdef void finish_move(SV* v, const Geo* g) noexcept nogil:
+    v.h.num_moves += 1
+    v.hist[v.h.num_moves] = v.h.hash
+    bloom_add(v, g, v.h.hash)
+    if v.h.passes >= 2 or v.h.num_moves >= g.max_moves:
+        v.h.terminal = 1
+        v.h.score = tt_score(v, g)
+
+
+cdef void play_pass(SV* v, const Geo* g) noexcept nogil:
+    cdef int k = v.h.num_moves & (MOVE_RING - 1)
+    v.h.mlog_start[k] = v.h.log_pos
+    v.h.mlog_len[k] = 0
+    v.h.passes += 1
+    finish_move(v, g)
+
+
+cdef void play_stone(SV* v, const Geo* g, int p) noexcept nogil:
+    """Colour to move plays on p; the caller guarantees legality."""
+    cdef int c = 1 + (v.h.num_moves & 1)
+    cdef int opp = 3 - c
+    cdef int i, q, cq, gp, gq
+    cdef int k = v.h.num_moves & (MOVE_RING - 1)
+    cdef int changed = 1
+    cdef uint64_t z = g.zob[c * g.npts + p]
+    v.h.mlog_start[k] = v.h.log_pos
+    log_push(v, g, p)
+    v.color[p] = <uint8_t>(c | ATARI)     # no liberties yet; refreshed as they are added below
+    v.h.hash ^= z
+    v.head[p] = <int16_t>p
+    v.nxt[p] = <int16_t>p
+    v.size[p] = 1
+    v.ghash[p] = z
+    v.nlib[p] = 0
+    v.libsum[p] = 0
+    v.libsq[p] = 0
+    for i in range(4):
+        q = p + g.nbr[i]
+        cq = v.color[q] & COLOR
+        if cq == EMPTY:
+            add_lib(v, p, q)
+        elif cq != EDGE:
+            # One pseudo-liberty per adjacency, so no de-duplication of groups is needed.
+            remove_lib(v, v.head[q], p)
+    gp = p
+    for i in range(4):
+        q = p + g.nbr[i]
+        if (v.color[q] & COLOR) == c:
+            gq = v.head[q]
+            if gq != gp:
+                gp = merge(v, gp, gq)
+    for i in range(4):
+        q = p + g.nbr[i]
+        if (v.color[q] & COLOR) == opp and v.nlib[v.head[q]] == 0:
+            changed += remove_group(v, g, v.head[q])
+    v.h.mlog_len[k] = <int16_t>changed
+    v.h.passes = 0
+    finish_move(v, g)
+
+
+cdef inline void play_action(SV* v, const Geo* g, int a) noexcept nogil:
+    if a == g.nn:
+        play_pass(v, g)
+    else:
+        play_stone(v, g, g.pt[a])
+
+
+# ---------------------------------------------------------------------------
+# Observations and playouts
+# ---------------------------------------------------------------------------
+
+cdef void undo_on(uint8_t* cur, const SV* v, const Geo* g, int k) noexcept nogil:
+    """Revert move k's changes on the colour array `cur` (k within the last MOVE_RING moves)."""
+    cdef int slot = k & (MOVE_RING - 1)
+    cdef int n = v.h.mlog_len[slot]
+    cdef int idx = v.h.mlog_start[slot]
+    cdef int i
+    cdef uint8_t captured = <uint8_t>(2 - (k & 1))     # the opponent of move k's mover
+    if n == 0:
+        return
+    cur[v.log[idx]] = EMPTY
+    for i in range(1, n):
+        idx += 1
+        if idx == g.logcap:
+            idx = 0
+        cur[v.log[idx]] = captured
+
+
+cdef void encode_row(const SV* v, const Geo* g, float* o) noexcept nogil:
+    """Write one observation, float32 [NUM_PLANES, N, N], see the module docstring."""
+    cdef uint8_t cur[MAX_PTS]
+    cdef int nn = g.nn, m = v.h.num_moves, t, a, col
+    cdef uint8_t me = <uint8_t>(1 + (m & 1))
+    cdef float* own
+    cdef float* opp
+    memcpy(cur, v.color, g.npts)
+    memset(o, 0, NUM_PLANES * nn * sizeof(float))
+    for t in range(HIST_T):
+        if t > m:
+            break
+        own = o + 2 * t * nn
+        opp = own + nn
+        for a in range(nn):
+            col = cur[g.pt[a]] & COLOR
+            if col == me:
+                own[a] = 1.0
+            elif col != EMPTY:
+                opp[a] = 1.0
+        if t + 1 < HIST_T and t < m:
+            undo_on(cur, v, g, m - 1 - t)
+    if me == BLACK:
+        own = o + 2 * HIST_T * nn
+        for a in range(nn):
+            own[a] = 1.0
+    own = o + (2 * HIST_T + 1) * nn
+    for a in range(nn):
+        own[a] = 1.0
+
+
+cdef inline float outcome_of(const SV* v) noexcept nogil:
+    if not v.h.terminal or v.h.score == 0.0:
+        return 0.0
+    return 1.0 if v.h.score > 0.0 else -1.0
+
+
+cdef void playout_row(SV* v, const Geo* g, uint64_t seed, Py_ssize_t b) noexcept nogil:
+    """Play uniformly random legal moves (pass included) until the game ends.
+
+    Rejection with removal: draw a candidate uniformly among the empty points and
+    pass, drop it if illegal, redraw; the first legal draw is uniform over the
+    legal moves. Pass is always legal, so each move terminates.
+    """
+    cdef int16_t cand[MAX_PTS]
+    cdef int n, a, i, c
+    cdef uint64_t rng = seed ^ (0xD1B54A32D192ED03ULL * <uint64_t>(b + 1))
+    splitmix64(&rng)
+    while not v.h.terminal:
+        n = 0
+        for a in range(g.nn):
+            if v.color[g.pt[a]] == EMPTY:
+                cand[n] = <int16_t>a
+                n += 1
+        cand[n] = <int16_t>g.nn
+        n += 1
+        c = 1 + (v.h.num_moves & 1)
+        while True:
+            i = bounded(&rng, n)
+            a = cand[i]
+            if a == g.nn or check_stone(v, g, g.pt[a], c) == MOVE_OK:
+                break
+            n -= 1
+            cand[i] = cand[n]
+        play_action(v, g, a)
+
+
+# ---------------------------------------------------------------------------
+# Python classes
+# ---------------------------------------------------------------------------
+
+cdef class Geometry:
+    """Board geometry, Zobrist table, state layout and initial state of one Go variant.
+
+    Built once per GoGame and shared by all of its batches.
+    """
+
+    cdef Geo g
+    cdef readonly object spec
+    cdef readonly int board_size
+    cdef readonly double komi
+    cdef readonly int max_moves
+
+    def __cinit__(self, int board_size, double komi, int max_moves, object spec):
+        cdef Geo* g = &self.g
+        cdef int r, c, p, i, bits
+        cdef uint64_t s = ZOBRIST_SEED + <uint64_t>board_size
+        cdef Py_ssize_t off
+        cdef SV v
+        g.pt = NULL
+        g.zob = NULL
+        g.initial = NULL
+        if not 2 <= board_size <= MAX_N:
+            raise ValueError(f"board_size must be in [2, {MAX_N}], got {board_size}")
+        if max_moves < 1:
+            raise ValueError(f"max_moves must be >= 1, got {max_moves}")
+        self.spec = spec
+        self.board_size = board_size
+        self.komi = komi
+        self.max_moves = max_moves
+        g.n = board_size
+        g.w = board_size + 2
+        g.npts = g.w * g.w
+        g.nn = board_size * board_size
+        g.max_moves = max_moves
+        g.komi = <float>komi
+        g.nbr[0] = -g.w
+        g.nbr[1] = -1
+        g.nbr[2] = 1
+        g.nbr[3] = g.w
+        # Changes of the last 3 moves: <= 3 placements + (N*N + 2) captures.
+        g.logcap = g.nn + 8
+        bits = 1024
+        while bits < 16 * (max_moves + 1):
+            bits *= 2
+        g.bloom_mask = <uint64_t>(bits - 1)
+
+        # Layout: the fields legal_row reads for every point (point codes, then
+        # head and bloom filter) come first and together, so a legality pass over a
+        # batch streams one compact region per state; fields touched only when
+        # a move is played follow.
+        off = round8(sizeof(Header))
+        g.off_color = off
+        off = round8(off + g.npts)
+        g.off_head = off
+        off = round8(off + 2 * g.npts)
+        g.off_bloom = off
+        off = off + bits // 8
+        g.off_next = off
+        off = round8(off + 2 * g.npts)
+        g.off_nlib = off
+        off = round8(off + 2 * g.npts)
+        g.off_size = off
+        off = round8(off + 2 * g.npts)
+        g.off_libsum = off
+        off = round8(off + 4 * g.npts)
+        g.off_libsq = off
+        off = round8(off + 4 * g.npts)
+        g.off_ghash = off
+        off = off + 8 * g.npts
+        g.off_log = off
+        off = round8(off + 2 * g.logcap)
+        g.off_hist = off
+        off = off + 8 * (<Py_ssize_t>max_moves + 1)
+        g.stride = (off + 63) & ~(<Py_ssize_t>63)    # whole cache lines per state
+
+        g.pt = <int16_t*>malloc(g.nn * sizeof(int16_t))
+        g.zob = <uint64_t*>malloc(3 * g.npts * sizeof(uint64_t))
+        g.initial = <char*>calloc(g.stride, 1)
+        if g.pt == NULL or g.zob == NULL or g.initial == NULL:
+            raise MemoryError()
+        for r in range(board_size):
+            for c in range(board_size):
+                g.pt[r * board_size + c] = <int16_t>((r + 1) * g.w + c + 1)
+        for i in range(3 * g.npts):
+            g.zob[i] = splitmix64(&s)
+
+        bind(&v, g.initial, g)
+        memset(v.color, EDGE, g.npts)
+        for i in range(g.nn):
+            v.color[g.pt[i]] = EMPTY
+        v.hist[0] = 0               # the empty board hashes to 0
+        bloom_add(&v, g, 0)
+
+    def __dealloc__(self):
+        free(self.g.pt)
+        free(self.g.zob)
+        free(self.g.initial)
+
+    def __reduce__(self):
+        # Rebuilt from its parameters: the Zobrist table and layout are deterministic.
+        return (Geometry, (self.board_size, self.komi, self.max_moves, self.spec))
+
+    @property
+    def state_bytes(self):
+        """Bytes of one stored position (what copy / take / put move per state)."""
+        return self.g.stride
+
+
+def _restore_states(Geometry geo, Py_ssize_t batch, bytes data):
+    cdef GoStates res = GoStates(geo, batch, False)
+    if len(data) != batch * geo.g.stride:
+        raise ValueError(f"pickled GoStates: expected {batch * geo.g.stride} bytes, got {len(data)}")
+    memcpy(res.buf, <const char*>data, len(data))
+    return res
+
+
+cdef class GoStates:
+    """A batch of B Go positions; implements azero.games.base.States (see the module docstring)."""
+
+    cdef Geometry geo
+    cdef const Geo* g
+    cdef char* buf          # [B * stride] the states
+    cdef char* spare        # [B * stride] apply_paths plays here, then swaps (NULL until needed)
+    cdef Py_ssize_t B
+    cdef readonly object spec
+
+    def __cinit__(self, Geometry geo, Py_ssize_t batch, bint init=True):
+        cdef Py_ssize_t b
+        if batch < 0:
+            raise ValueError(f"batch must be >= 0, got {batch}")
+        self.geo = geo
+        self.g = &geo.g
+        self.spec = geo.spec
+        self.B = batch
+        self.spare = NULL
+        # +1 so a zero-size batch still owns a valid allocation.
+        self.buf = <char*>malloc(batch * self.g.stride + 1)
+        if self.buf == NULL:
+            raise MemoryError()
+        if init:
+            with nogil:
+                for b in range(batch):
+                    memcpy(self.buf + b * self.g.stride, self.g.initial, self.g.stride)
+
+    def __dealloc__(self):
+        free(self.buf)
+        free(self.spare)
+
+    def __len__(self):
+        return self.B
+
+    def __repr__(self):
+        return f"GoStates({self.spec.name}, batch={self.B})"
+
+    def __reduce__(self):
+        # For moving batches between processes (Ray) built from the same source; the
+        # raw layout is not a storage format.
+        return (_restore_states, (self.geo, self.B, self.buf[:self.B * self.g.stride]))
+
+    # -- batch plumbing -----------------------------------------------------
+
+    def copy(self):
+        """An independent deep copy of the whole batch."""
+        cdef GoStates res = GoStates(self.geo, self.B, False)
+        memcpy(res.buf, self.buf, self.B * self.g.stride)
+        return res
+
+    def take(self, index):
+        """A new batch of len(index) states: result[k] = self[index[k]]."""
+        cdef const int64_t[::1] idx = check_index(index, self.B)
+        cdef Py_ssize_t k, n = idx.shape[0], stride = self.g.stride
+        cdef GoStates res = GoStates(self.geo, n, False)
+        with nogil:
+            for k in range(n):
+                memcpy(res.buf + k * stride, self.buf + idx[k] * stride, stride)
+        return res
+
+    def put(self, index, GoStates src):
+        """Overwrite self[index[k]] = src[k] for every k (later duplicates win)."""
+        cdef const int64_t[::1] idx = check_index(index, self.B)
+        cdef Py_ssize_t k, n = idx.shape[0], stride = self.g.stride
+        if src.g.n != self.g.n or src.g.komi != self.g.komi or src.g.max_moves != self.g.max_moves:
+            raise ValueError(f"put: source states are {src.spec.name} with params {src.spec.params}, "
+                             f"destination is {self.spec.name} with params {self.spec.params}")
+        if src.B != n:
+            raise ValueError(f"put: len(src) = {src.B} but len(index) = {n}")
+        if src is self:
+            src = self.copy()       # rows may be both read and written
+        with nogil:
+            for k in range(n):
+                memcpy(self.buf + idx[k] * stride, src.buf + k * stride, stride)
+
+    def reset(self, index=None):
+        """Return the chosen states (all when None) to the empty board, Black to move."""
+        cdef const int64_t[::1] idx
+        cdef Py_ssize_t k, n, stride = self.g.stride
+        if index is None:
+            with nogil:
+                for k in range(self.B):
+                    memcpy(self.buf + k * stride, self.g.initial, stride)
+            return
+        idx = check_index(index, self.B)
+        n = idx.shape[0]
+        with nogil:
+            for k in range(n):
+                memcpy(self.buf + idx[k] * stride, self.g.initial, stride)
+
+    # -- moves ----------------------------------------------------------------
+
+    cdef _raise_illegal(self, Py_ssize_t b, int action, int code, str where=""):
+        if code == MOVE_OUT_OF_RANGE:
+            raise IllegalActionError(
+                f"state {b}{where}: action {action} is out of range [0, {self.g.nn + 1}) "
+                f"(or {NO_ACTION} for no move)")
+        raise IllegalActionError(
+            f"state {b}{where}: action {action} ({gtp_vertex(self.g.n, action)}) is illegal: "
+            f"{_REASONS[code]}")
+
+    def apply(self, actions):
+        """Play actions[b] in state b (NO_ACTION leaves it); all-or-nothing on illegal actions."""
+        cdef const int32_t[::1] act = check_actions(actions, self.B)
+        cdef Py_ssize_t b, bad = -1
+        cdef int code = MOVE_OK, a
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for b in range(self.B):
+                a = act[b]
+                if a == NO_ACTION:
+                    continue
+                bind(&v, self.buf + b * g.stride, g)
+                code = check_action(&v, g, a)
+                if code != MOVE_OK:
+                    bad = b
+                    break
+            if bad < 0:
+                for b in range(self.B):
+                    a = act[b]
+                    if a != NO_ACTION:
+                        bind(&v, self.buf + b * g.stride, g)
+                        play_action(&v, g, a)
+        if bad >= 0:
+            self._raise_illegal(bad, act[bad], code)
+
+    def apply_paths(self, paths):
+        """Play paths[b, 0], paths[b, 1], ... in state b (NO_ACTION entries are skipped).
+
+        All-or-nothing: the paths are played on a second buffer that replaces the
+        states only when every move was legal; otherwise IllegalActionError names
+        the state, the path step and the action, and no state changes.
+        """
+        p = np.asarray(paths)
+        if p.ndim != 2 or p.shape[0] != self.B:
+            raise ValueError(f"paths: expected shape ({self.B}, L), got {p.shape}")
+        if not np.issubdtype(p.dtype, np.integer):
+            raise ValueError(f"paths: expected integer actions, got dtype {p.dtype}")
+        cdef const int32_t[:, ::1] pv = np.ascontiguousarray(p, dtype=np.int32)
+        cdef Py_ssize_t b, j, L = pv.shape[1], bad = -1, bad_j = 0
+        cdef int code = MOVE_OK, a
+        cdef SV v
+        cdef const Geo* g = self.g
+        cdef char* tmp
+        if L == 0 or self.B == 0:
+            return
+        if self.spare == NULL:
+            self.spare = <char*>malloc(self.B * g.stride)
+            if self.spare == NULL:
+                raise MemoryError()
+        with nogil:
+            for b in range(self.B):
+                memcpy(self.spare + b * g.stride, self.buf + b * g.stride, g.stride)
+                bind(&v, self.spare + b * g.stride, g)
+                for j in range(L):
+                    a = pv[b, j]
+                    if a == NO_ACTION:
+                        continue
+                    code = check_action(&v, g, a)
+                    if code != MOVE_OK:
+                        bad = b
+                        bad_j = j
+                        break
+                    play_action(&v, g, a)
+                if bad >= 0:
+                    break
+        if bad >= 0:
+            self._raise_illegal(bad, pv[bad, bad_j], code, f", path step {bad_j}")
+        tmp = self.buf
+        self.buf = self.spare
+        self.spare = tmp
+
+    # -- queries --------------------------------------------------------------
+
+    def legal_mask(self, out=None):
+        """bool [B, N*N+1]: legal actions per state (all False once the game is over)."""
+        out = check_out(out, (self.B, self.g.nn + 1), np.bool_, "legal_mask")
+        if self.B == 0:
+            return out
+        cdef uint8_t[:, ::1] m = out.view(np.uint8)
+        cdef Py_ssize_t b
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * g.stride, g)
+                legal_row(&v, g, &m[b, 0])
+        return out
+
+    def terminal(self, out=None):
+        """bool [B]: whether each game is over."""
+        out = check_out(out, (self.B,), np.bool_, "terminal")
+        cdef uint8_t[::1] o = out.view(np.uint8)
+        cdef Py_ssize_t b
+        with nogil:
+            for b in range(self.B):
+                o[b] = (<Header*>(self.buf + b * self.g.stride)).terminal
+        return out
+
+    def to_play(self, out=None):
+        """int8 [B]: player to move, 0 = Black, 1 = White."""
+        out = check_out(out, (self.B,), np.int8, "to_play")
+        cdef int8_t[::1] o = out
+        cdef Py_ssize_t b
+        with nogil:
+            for b in range(self.B):
+                o[b] = (<Header*>(self.buf + b * self.g.stride)).num_moves & 1
+        return out
+
+    def num_moves(self, out=None):
+        """int32 [B]: moves played so far, passes included."""
+        out = check_out(out, (self.B,), np.int32, "num_moves")
+        cdef int32_t[::1] o = out
+        cdef Py_ssize_t b
+        with nogil:
+            for b in range(self.B):
+                o[b] = (<Header*>(self.buf + b * self.g.stride)).num_moves
+        return out
+
+    def outcome(self, out=None):
+        """float32 [B]: +1 Black (player 0) won, -1 White won, 0 draw or not over."""
+        out = check_out(out, (self.B,), np.float32, "outcome")
+        cdef float[::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * self.g.stride, self.g)
+                o[b] = outcome_of(&v)
+        return out
+
+    def score(self, out=None):
+        """float32 [B]: Tromp-Taylor black area - white area - komi of the position as it stands."""
+        out = check_out(out, (self.B,), np.float32, "score")
+        cdef float[::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * self.g.stride, self.g)
+                o[b] = tt_score(&v, self.g)
+        return out
+
+    def encode(self, out=None):
+        """float32 [B, 2*T+2, N, N]: observations from the player to move's view (module docstring)."""
+        cdef int n = self.g.n
+        out = check_out(out, (self.B, NUM_PLANES, n, n), np.float32, "encode")
+        if self.B == 0:
+            return out
+        cdef float[:, :, :, ::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * self.g.stride, self.g)
+                encode_row(&v, self.g, &o[b, 0, 0, 0])
+        return out
+
+    def random_playout(self, seed, out=None):
+        """Play uniformly random legal moves (pass included) to the end, in place; return outcome().
+
+        State b draws from splitmix64 seeded by (seed, b), so results do not depend
+        on the batch size. Random games usually end by max_moves.
+        """
+        out = check_out(out, (self.B,), np.float32, "random_playout")
+        cdef uint64_t s = <uint64_t>(int(seed) & 0xFFFFFFFFFFFFFFFF)
+        cdef float[::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * self.g.stride, self.g)
+                playout_row(&v, self.g, s, b)
+                o[b] = outcome_of(&v)
+        return out
+
+    # -- single-state views ---------------------------------------------------
+
+    def _check_state_index(self, index):
+        i = int(index)
+        if not 0 <= i < self.B:
+            raise IndexError(f"state index {index} out of range [0, {self.B})")
+        return i
+
+    def board(self, index):
+        """int8 [N, N] of state `index`: 0 empty, 1 black, 2 white; row 0 is the top (GTP row N)."""
+        cdef Py_ssize_t i = self._check_state_index(index)
+        cdef int a, n = self.g.n
+        res = np.empty((n, n), dtype=np.int8)
+        cdef int8_t[:, ::1] r = res
+        cdef SV v
+        bind(&v, self.buf + i * self.g.stride, self.g)
+        for a in range(self.g.nn):
+            r[a // n, a % n] = <int8_t>(v.color[self.g.pt[a]] & COLOR)
+        return res
+
+    def render(self, index):
+        """A text picture of state `index` (X black, O white) with GTP coordinates."""
+        cdef Py_ssize_t i = self._check_state_index(index)
+        cdef SV v
+        bind(&v, self.buf + i * self.g.stride, self.g)
+        n = self.g.n
+        bd = self.board(i)
+        letters = "   " + " ".join(COLUMNS[:n])
+        lines = [letters]
+        for r in range(n):
+            row = " ".join(".XO"[x] for x in bd[r])
+            lines.append(f"{n - r:2d} {row} {n - r:2d}")
+        lines.append(letters)
+        moves = v.h.num_moves
+        if v.h.terminal:
+            sc = v.h.score
+            result = "draw" if sc == 0 else (f"B+{sc:g}" if sc > 0 else f"W+{-sc:g}")
+            lines.append(f"game over after {moves} moves: {result}")
+        else:
+            lines.append(f"{'Black' if moves % 2 == 0 else 'White'} (player {moves % 2}) to move, "
+                         f"{moves} moves played, komi {self.g.komi:g}")
+        return "\n".join(lines)

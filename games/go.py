@@ -1,0 +1,93 @@
+"""Go on an NxN board (2 <= N <= 19): Tromp-Taylor area scoring, positional superko.
+
+The rules, the action layout and the observation planes are documented in
+azero.games._go, which implements the batched states natively. This module
+holds the parameters, the GameSpec and the GTP-style action notation.
+
+Actions: a = r * N + c with r = 0 the TOP row (GTP row N) and c = 0 the left
+column (GTP letter 'A'; letters skip 'I'); a = N * N is pass. On 9x9, 'A9' = 0,
+'J1' = 80, 'pass' = 81.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+
+from azero.games._go import COLUMNS, HISTORY_STEPS, Geometry, GoStates, gtp_vertex
+from azero.games.base import GameSpec, IllegalActionError
+
+__all__ = ["GoGame", "GoStates", "HISTORY_STEPS"]
+
+_VERTEX = re.compile(r"([a-hj-t])(\d{1,2})")
+
+
+class GoGame:
+    """Rules plus parameters of NxN Go; a factory of batched `GoStates`."""
+
+    def __init__(self, board_size: int = 9, komi: float = 7.5, max_moves: int | None = None):
+        if isinstance(board_size, bool) or not isinstance(board_size, numbers.Integral):
+            raise ValueError(f"board_size must be an integer in [2, 19], got {board_size!r}")
+        n = int(board_size)
+        if not 2 <= n <= 19:
+            raise ValueError(f"board_size must be in [2, 19], got {n}")
+        if isinstance(komi, bool) or not isinstance(komi, numbers.Real) or not math.isfinite(komi):
+            raise ValueError(f"komi must be a finite number, got {komi!r}")
+        if max_moves is None:
+            max_moves = 2 * n * n
+        if isinstance(max_moves, bool) or not isinstance(max_moves, numbers.Integral) or max_moves < 1:
+            raise ValueError(f"max_moves must be a positive integer or None, got {max_moves!r}")
+        self.board_size = n
+        self.komi = float(komi)
+        self.max_moves = int(max_moves)
+        planes = 2 * HISTORY_STEPS + 2
+        self.spec = GameSpec(
+            name="go9x9" if n == 9 else f"go{n}x{n}",
+            num_actions=n * n + 1,
+            obs_shape=(planes, n, n),
+            board_shape=(n, n),
+            max_moves=self.max_moves,
+            pass_action=n * n,
+            symmetry="dihedral8",
+            params={"board_size": n, "komi": self.komi, "max_moves": self.max_moves},
+        )
+        self._geometry = Geometry(n, self.komi, self.max_moves, self.spec)
+
+    def __repr__(self) -> str:
+        return f"GoGame(board_size={self.board_size}, komi={self.komi:g}, max_moves={self.max_moves})"
+
+    def __reduce__(self):
+        return (GoGame, (self.board_size, self.komi, self.max_moves))
+
+    def new_states(self, batch: int) -> GoStates:
+        """A batch of `batch` empty boards, Black to move."""
+        if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 0:
+            raise ValueError(f"batch must be a non-negative integer, got {batch!r}")
+        return GoStates(self._geometry, int(batch))
+
+    def action_to_str(self, action: int) -> str:
+        """GTP vertex of an action: 'A9' (top-left on 9x9), 'J1' (bottom-right), 'pass'."""
+        n = self.board_size
+        if isinstance(action, bool) or not isinstance(action, numbers.Integral) or not 0 <= action <= n * n:
+            raise IllegalActionError(f"action {action!r} is out of range [0, {n * n}]")
+        return gtp_vertex(n, int(action))
+
+    def str_to_action(self, text: str) -> int:
+        """Inverse of action_to_str, case-insensitive ('a9', 'PASS'); malformed text raises IllegalActionError."""
+        n = self.board_size
+        if not isinstance(text, str):
+            raise IllegalActionError(f"expected a vertex like 'A{n}' or 'pass', got {text!r}")
+        s = text.strip().lower()
+        if s == "pass":
+            return n * n
+        m = _VERTEX.fullmatch(s)
+        if m is None:
+            raise IllegalActionError(f"malformed vertex {text!r}: expected a letter (no 'I') and a row, "
+                                     f"like 'A{n}', or 'pass'")
+        col = COLUMNS.index(m.group(1).upper())
+        row = int(m.group(2))
+        if col >= n or not 1 <= row <= n:
+            raise IllegalActionError(f"vertex {text!r} is off the {n}x{n} board "
+                                     f"(columns A..{COLUMNS[n - 1]}, rows 1..{n})")
+        return (n - row) * n + col
