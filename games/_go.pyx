@@ -66,7 +66,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from azero.games import base as _base
-from azero.games.base import IllegalActionError, check_actions, check_index, check_out
+from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths
 
 # ---------------------------------------------------------------------------
 # Declarations. One position is one fixed-size byte block of `Geo.stride` bytes:
@@ -855,12 +855,8 @@ cdef class GoStates:
         states only when every move was legal; otherwise IllegalActionError names
         the state, the path step and the action, and no state changes.
         """
-        p = np.asarray(paths)
-        if p.ndim != 2 or p.shape[0] != self.B:
-            raise ValueError(f"paths: expected shape ({self.B}, L), got {p.shape}")
-        if not np.issubdtype(p.dtype, np.integer):
-            raise ValueError(f"paths: expected integer actions, got dtype {p.dtype}")
-        cdef const int32_t[:, ::1] pv = np.ascontiguousarray(p, dtype=np.int32)
+        p = check_paths(paths, self.B)
+        cdef const int32_t[:, ::1] pv = p
         cdef Py_ssize_t b, j, L = pv.shape[1], bad = -1, bad_j = 0
         cdef int code = MOVE_OK, a
         cdef SV v

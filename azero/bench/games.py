@@ -36,31 +36,59 @@ class GameBenchResult:
     openspiel: float | None
 
 
+def random_legal_actions(mask: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
+    """One uniformly random legal action per row, by vectorised rejection sampling.
+
+    Draw an action per row, keep the rows where it is legal, redraw the rest
+    once; rows still without a legal draw (few legal moves, e.g. a full Go board)
+    take the argmax of uniform noise over their legal entries. Each step is
+    exactly uniform over the row's legal set, and most rows cost O(1) instead
+    of the O(A) of a noise-argmax. Every row must have a legal action.
+    """
+    B, A = mask.shape
+    out[:] = rng.integers(0, A, size=B)
+    todo = np.flatnonzero(~mask[np.arange(B), out])
+    if todo.size:
+        draw = rng.integers(0, A, size=todo.size)
+        out[todo] = draw
+        todo = todo[~mask[todo, draw]]
+    if todo.size:
+        noise = rng.random((todo.size, A), dtype=np.float32) * mask[todo]
+        out[todo] = noise.argmax(axis=1)
+    return out
+
+
+class _BatchedDriver:
+    """Random play through legal_mask/apply on a batch of `batch` games, finished games reset."""
+
+    def __init__(self, game, batch: int, seed: int):
+        self.rng = np.random.default_rng(seed)
+        self.states = game.new_states(batch)
+        self.batch = batch
+        self.mask = np.zeros((batch, game.spec.num_actions), dtype=bool)
+        self.term = np.zeros(batch, dtype=bool)
+        self.actions = np.zeros(batch, dtype=np.int32)
+
+    def run(self, seconds: float) -> tuple[int, float]:
+        states, moves = self.states, 0
+        start = time.perf_counter()
+        deadline = start + seconds
+        while True:
+            for _ in range(20):
+                states.terminal(out=self.term)
+                if self.term.any():
+                    states.reset(np.flatnonzero(self.term))
+                states.legal_mask(out=self.mask)
+                states.apply(random_legal_actions(self.mask, self.rng, self.actions))
+                moves += self.batch
+            if time.perf_counter() >= deadline:
+                return moves, time.perf_counter() - start
+
+
 def bench_batched(game, batch: int, seconds: float, seed: int) -> float:
     """Moves/s of random play through legal_mask/apply on a batch of `batch` games."""
-    rng = np.random.default_rng(seed)
-    states = game.new_states(batch)
-    A = game.spec.num_actions
-    mask = np.zeros((batch, A), dtype=bool)
-    term = np.zeros(batch, dtype=bool)
-    noise = np.empty((batch, A))
-    moves = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while True:
-        for _ in range(20):
-            states.terminal(out=term)
-            if term.any():
-                states.reset(np.flatnonzero(term))
-            states.legal_mask(out=mask)
-            rng.random(out=noise)
-            # Uniform among legal moves: the largest noise value among legal entries.
-            actions = np.where(mask, noise, -1.0).argmax(axis=1).astype(np.int32)
-            states.apply(actions)
-            moves += batch
-        if time.perf_counter() >= deadline:
-            break
-    return moves / (time.perf_counter() - start)
+    moves, secs = _BatchedDriver(game, batch, seed).run(seconds)
+    return moves / secs
 
 
 def bench_playout(game, batch: int, seconds: float, seed: int) -> float:
@@ -80,38 +108,62 @@ def bench_playout(game, batch: int, seconds: float, seed: int) -> float:
     return moves / (time.perf_counter() - start)
 
 
-def bench_openspiel(load_string: str, seconds: float, seed: int) -> float:
-    import pyspiel
+class _OpenSpielDriver:
+    """pyspiel driven from Python the usual way: legal_actions(), random.choice, apply_action()."""
 
-    game = pyspiel.load_game(load_string)
-    rng = random.Random(seed)
-    moves = 0
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        state = game.new_initial_state()
-        while not state.is_terminal():
-            state.apply_action(rng.choice(state.legal_actions()))
-            moves += 1
-    return moves / (time.perf_counter() - start)
+    def __init__(self, load_string: str, seed: int):
+        import pyspiel
+
+        self.game = pyspiel.load_game(load_string)
+        self.rng = random.Random(seed)
+        self.state = self.game.new_initial_state()
+
+    def run(self, seconds: float) -> tuple[int, float]:
+        moves = 0
+        state, rng = self.state, self.rng
+        start = time.perf_counter()
+        deadline = start + seconds
+        while time.perf_counter() < deadline:
+            for _ in range(100):
+                if state.is_terminal():
+                    state = self.game.new_initial_state()
+                state.apply_action(rng.choice(state.legal_actions()))
+                moves += 1
+        self.state = state
+        return moves, time.perf_counter() - start
 
 
 def run_games_bench(names: list[str], *, batch: int = 256, seconds: float = 3.0, seed: int = 0,
-                    include_openspiel: bool = True, log=print) -> list[GameBenchResult]:
+                    include_openspiel: bool = True, rounds: int = 5, log=print) -> list[GameBenchResult]:
+    """Per game: `rounds` alternating slices of azero-batched and OpenSpiel (so both see the same
+    machine load), medians reported; then the in-engine playout rate."""
     results = []
-    log(f"azero bench games: batch={batch}, {seconds:g} s per measurement, seed={seed}")
+    log(f"azero bench games: batch={batch}, {seconds:g} s per side in {rounds} alternating rounds, seed={seed}")
     log(f"{'game':<10} {'azero batched':>15} {'azero playout':>15} {'openspiel':>12} "
         f"{'batched/os':>11} {'playout/os':>11}")
     for name in names:
         game = make_game(name)
-        batched = bench_batched(game, batch, seconds, seed)
-        playout = bench_playout(game, batch, seconds, seed)
-        os_rate = None
-        if include_openspiel and name in OPENSPIEL_NAMES:
-            os_rate = bench_openspiel(OPENSPIEL_NAMES[name], seconds, seed)
-        ratio = (lambda x: f"{x / os_rate:10.2f}x") if os_rate else (lambda x: f"{'-':>11}")
-        log(f"{name:<10} {batched:15,.0f} {playout:15,.0f} {os_rate or 0:12,.0f} "
-            f"{ratio(batched)} {ratio(playout)}")
+        ours = _BatchedDriver(game, batch, seed)
+        peer = _OpenSpielDriver(OPENSPIEL_NAMES[name], seed) if include_openspiel and name in OPENSPIEL_NAMES else None
+        ours.run(min(0.2, seconds / rounds))  # warm-up: games in mid-play, caches filled
+        a_rates, p_rates, ratios = [], [], []
+        for _ in range(rounds):
+            m, t = ours.run(seconds / rounds)
+            a_rates.append(m / t)
+            if peer is not None:
+                m, t = peer.run(seconds / rounds)
+                p_rates.append(m / t)
+                ratios.append(a_rates[-1] / p_rates[-1])
+        batched = float(np.median(a_rates))
+        playout = bench_playout(game, batch, seconds / 2, seed)
+        os_rate = float(np.median(p_rates)) if p_rates else None
+        if os_rate:
+            r1 = f"{float(np.median(ratios)):10.2f}x"
+            r2 = f"{playout / os_rate:10.2f}x"
+        else:
+            r1 = r2 = f"{'-':>11}"
+        log(f"{name:<10} {batched:15,.0f} {playout:15,.0f} {os_rate or 0:12,.0f} {r1} {r2}")
         results.append(GameBenchResult(name, batched, playout, os_rate))
-    log("moves/s; 'batched' = legal_mask + vectorised random choice + apply per step, "
-        "'playout' = random_playout in the engine, 'openspiel' = pyspiel from Python.")
+    log("moves/s (medians over rounds); 'batched' = legal_mask + vectorised random choice + apply per step "
+        "for B games, 'playout' = random_playout inside the engine, 'openspiel' = pyspiel from Python.")
     return results
