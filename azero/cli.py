@@ -71,6 +71,14 @@ def cmd_bench_mcts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_selfplay(args: argparse.Namespace) -> int:
+    from azero.bench.selfplay import run_selfplay_bench
+
+    run_selfplay_bench(args.game, seconds=args.seconds, server_workers=args.workers,
+                       overrides=list(args.overrides or []))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="azero", description="AlphaZero self-play, search and evaluation.")
@@ -111,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=5.0, help="time per figure (default 5)")
     p.add_argument("--threads", type=int, default=2, help="threads for the scaling figure (default 2)")
     p.set_defaults(func=cmd_bench_mcts)
+    p = bsub.add_parser("selfplay", help="self-play evaluations/s vs the raw network forward pass; "
+                                         "in-process vs inference server")
+    p.add_argument("--game", default="go9x9", help="game whose default network is measured (default go9x9)")
+    p.add_argument("--seconds", type=float, default=10.0, help="time per figure (default 10)")
+    p.add_argument("--workers", type=int, default=2, help="worker threads sharing the server (default 2)")
+    _add_overrides(p)
+    p.set_defaults(func=cmd_bench_selfplay)
     return parser
 
 

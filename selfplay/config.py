@@ -19,6 +19,12 @@ class SelfPlayConfig:
     """Resign when the root value (player to move's view) falls below this; null disables resigning."""
     resign_min_moves: int = 10
     """Never resign before this many moves have been played."""
+    resign_consecutive: int = 2
+    """Resign only after the root value stayed below the threshold for this many of the
+    player's own moves in a row (one noisy search does not end a game)."""
+    resign_after_steps: int = 100
+    """Resignation is off until the trainer has taken this many steps: an untrained value head
+    outputs nearly the same value everywhere, which would make one side resign every game."""
     no_resign_fraction: float = 0.1
     """Fraction of games that never resign; they measure the false-resign rate (AlphaGo Zero: 10%)."""
     full_search_prob: float = 0.25

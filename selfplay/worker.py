@@ -68,6 +68,7 @@ class _Trajectory:
     actions: list = field(default_factory=list)
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
+    low_streak: list = field(default_factory=lambda: [0, 0])  # per player: own moves in a row below threshold
 
 
 class SelfPlayWorker:
@@ -91,6 +92,8 @@ class SelfPlayWorker:
         self.moves_played = 0
         self.positions_recorded = 0
         self._moves = np.zeros(B, np.int32)
+        self.resign_enabled = True
+        """Set by the runner: False until the network is trained enough to judge (resign_after_steps)."""
 
     def _new_trajectory(self) -> _Trajectory:
         return _Trajectory(no_resign=bool(self.rng.random() < self.cfg.no_resign_fraction))
@@ -135,14 +138,18 @@ class SelfPlayWorker:
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
-        if cfg.resign_threshold is not None:
+        if cfg.resign_threshold is not None and self.resign_enabled:
             player = states.to_play()
             low = (result.value < cfg.resign_threshold) & (num_moves >= cfg.resign_min_moves)
-            for b in np.flatnonzero(low):
-                if self.traj[b].no_resign:
-                    self.traj[b].would_resign.add(int(player[b]))
+            for b in range(B):
+                t, p = self.traj[b], int(player[b])
+                t.low_streak[p] = t.low_streak[p] + 1 if low[b] else 0
+                if t.low_streak[p] < cfg.resign_consecutive:
+                    continue
+                if t.no_resign:
+                    t.would_resign.add(p)
                 else:
-                    resigned[b] = player[b]
+                    resigned[b] = p
         actions[resigned >= 0] = NO_ACTION
 
         states.apply(actions)

@@ -1,0 +1,97 @@
+import numpy as np
+import pytest
+
+from azero.games import make_game
+from azero.search.config import SearchConfig
+from azero.search.evaluators import UniformEvaluator
+from azero.selfplay.config import SelfPlayConfig
+from azero.selfplay.worker import SelfPlayWorker
+
+
+class PlayerZeroLoses(UniformEvaluator):
+    """Uniform priors; every position is judged lost for player 0 (value from the mover's view)."""
+
+    def evaluate(self, obs, legal):
+        priors, _ = super().evaluate(obs, legal)
+        player0_to_move = obs[:, 2].mean(axis=(1, 2)) > 0.5  # plane 2: ones when player 0 moves
+        return priors, np.where(player0_to_move, -0.9, 0.9).astype(np.float32)
+
+
+def play_games(worker, n):
+    records = []
+    while len(records) < n:
+        records += worker.play(1)
+    return records
+
+
+def test_records_are_consistent_game_by_game():
+    game = make_game("tictactoe")
+    cfg = SelfPlayConfig(games_in_parallel=8, full_search_prob=1.0, resign_threshold=None)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=24), cfg, seed=0)
+    records = play_games(worker, 20)
+    for r in records:
+        T = len(r.to_play)
+        assert T == len(r.actions)  # every move recorded without playout cap randomization
+        assert r.obs.shape == (T, *game.spec.obs_shape) and r.policy.shape == (T, 9)
+        np.testing.assert_allclose(r.policy.sum(axis=1), 1.0, rtol=1e-5)
+        assert np.all(r.policy[~r.legal] == 0)
+        assert np.array_equal(r.to_play, np.arange(T) % 2)
+        assert np.array_equal(r.move_number, np.arange(T))
+        # Replaying the moves reproduces the outcome and each recorded legal mask.
+        s = game.new_states(1)
+        for t, a in enumerate(r.actions):
+            assert s.legal_mask()[0].tolist() == r.legal[t].tolist()
+            s.apply(np.array([a], np.int32))
+        assert s.terminal()[0] and s.outcome()[0] == r.outcome
+        z = r.value_targets
+        assert np.all(z == np.where(r.to_play == 0, r.outcome, -r.outcome))
+
+
+def test_playout_cap_randomization_records_only_full_searches():
+    game = make_game("connect4")
+    cfg = SelfPlayConfig(games_in_parallel=4, full_search_prob=0.25, cheap_simulations=4, resign_threshold=None)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=16), cfg, seed=1)
+    records = play_games(worker, 12)
+    recorded = sum(len(r.to_play) for r in records)
+    played = sum(len(r.actions) for r in records)
+    assert 0.1 < recorded / played < 0.45, (recorded, played)
+    for r in records:
+        assert np.all(np.diff(r.move_number) > 0) and np.all(r.move_number < len(r.actions))
+
+
+def test_same_seed_same_games():
+    game = make_game("tictactoe")
+    cfg = SelfPlayConfig(games_in_parallel=4, resign_threshold=None, full_search_prob=0.5, cheap_simulations=4)
+    a = play_games(SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=16), cfg, seed=7), 8)
+    b = play_games(SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=16), cfg, seed=7), 8)
+    assert [r.actions for r in a] == [r.actions for r in b]
+
+
+def test_resignation_and_false_resign_accounting():
+    game = make_game("connect4")
+    cfg = SelfPlayConfig(games_in_parallel=16, full_search_prob=1.0, resign_threshold=-0.5, resign_min_moves=4,
+                         resign_consecutive=2, no_resign_fraction=0.5)
+    worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
+    records = play_games(worker, 40)
+    resigned = [r for r in records if r.resigned]
+    kept = [r for r in records if r.no_resign]
+    assert resigned and kept
+    for r in resigned:
+        # Player 0 is below the threshold on its moves 4 and 6 (two in a row) and resigns at move 6.
+        assert not r.no_resign and len(r.actions) == 6 and r.outcome == -1.0
+    flagged = [r for r in kept if r.false_resign is not None]
+    assert len(flagged) >= len(kept) // 2  # unless a search saw a forced win first, player 0 would resign
+    for r in flagged:
+        # A false resignation exactly when the would-be resigner did not lose.
+        assert r.false_resign == (r.outcome >= 0)
+    # With resignation disabled (an untrained net) no game ends early.
+    worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
+    worker.resign_enabled = False
+    assert not any(r.resigned for r in play_games(worker, 10))
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="full_search_prob"):
+        SelfPlayConfig(full_search_prob=0)
+    with pytest.raises(ValueError, match="games_in_parallel"):
+        SelfPlayConfig(games_in_parallel=0)
