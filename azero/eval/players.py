@@ -1,7 +1,18 @@
-"""Players that pick moves for a batch of positions: random, raw network, network + MCTS.
+"""Players for matches and tournaments, all behind one small protocol.
 
-A player is an object with `act(states) -> int32 actions [len(states)]`; all of
-them work on whole batches so many games can be played at once.
+A match runs many games at once; each game has a slot number. The arena calls
+
+    player.start(n)                       before the first move of n games (slots 0..n-1)
+    player.act(slots, states) -> actions  moves for the games in `slots` (int64 [k]), whose
+                                          positions are `states` (k positions); int32 [k]
+    player.observe(slots, actions)        after every move of those games, by either side
+                                          (NO_ACTION rows: nothing happened in that slot)
+    player.finish(slots)                  those games are over (release engines, trees)
+    player.close()                        the match is over
+
+Stateless players (random, raw network, network + search) only implement
+`act`; stateful ones (GTP engines, which keep their own board) use the rest to
+stay in sync with the game. `name` labels results and SGF files.
 """
 
 from __future__ import annotations
@@ -15,19 +26,41 @@ from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
 
 
-class RandomPlayer:
-    name = "random"
+class Player:
+    """Base class: no-op lifecycle hooks; subclasses implement act()."""
 
-    def __init__(self, seed: int = 0):
+    name = "player"
+
+    def start(self, n: int) -> None:
+        pass
+
+    def act(self, slots: np.ndarray, states: States) -> np.ndarray:
+        raise NotImplementedError
+
+    def observe(self, slots: np.ndarray, actions: np.ndarray) -> None:
+        pass
+
+    def finish(self, slots: np.ndarray) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class RandomPlayer(Player):
+    """Uniformly random legal moves."""
+
+    def __init__(self, seed: int = 0, name: str = "random"):
         self.rng = np.random.default_rng(seed)
+        self.name = name
 
-    def act(self, states: States) -> np.ndarray:
+    def act(self, slots, states: States) -> np.ndarray:
         legal = states.legal_mask()
         noise = self.rng.random(legal.shape)
         return np.where(legal, noise, -1.0).argmax(axis=1).astype(np.int32)
 
 
-class RawNetworkPlayer:
+class RawNetworkPlayer(Player):
     """The network's policy alone: argmax of the priors (temperature 0) or a sample."""
 
     def __init__(self, evaluator, *, temperature: float = 0.0, seed: int = 0, name: str = "raw"):
@@ -36,7 +69,7 @@ class RawNetworkPlayer:
         self.rng = np.random.default_rng(seed)
         self.name = name
 
-    def act(self, states: States) -> np.ndarray:
+    def act(self, slots, states: States) -> np.ndarray:
         legal = states.legal_mask()
         priors, _ = self.evaluator.evaluate(states.encode(), legal)
         if self.temperature == 0:
@@ -46,8 +79,8 @@ class RawNetworkPlayer:
         return np.where(legal, logits + g, -np.inf).argmax(axis=1).astype(np.int32)
 
 
-class MctsPlayer:
-    """Network (or any evaluator) + search; deterministic move choice, no root noise by default."""
+class MctsPlayer(Player):
+    """An evaluator (network, rollouts, ...) plus search; deterministic move choice, no root noise."""
 
     def __init__(self, spec, evaluator, search: SearchConfig, *, name: str = "mcts"):
         self.spec = spec
@@ -55,10 +88,12 @@ class MctsPlayer:
         self.search_cfg = dataclasses.replace(search, dirichlet_weight=0.0, tree_reuse=False)
         self.name = name
         self._searches: dict[int, MCTS] = {}
+        self.last_result = None
 
-    def act(self, states: States) -> np.ndarray:
+    def act(self, slots, states: States) -> np.ndarray:
         n = len(states)
         search = self._searches.get(n)
         if search is None:
             search = self._searches[n] = MCTS(self.spec, self.evaluator, self.search_cfg, batch_size=n)
-        return search.run(states).action.astype(np.int32)
+        self.last_result = search.run(states)
+        return self.last_result.action.astype(np.int32)
