@@ -13,6 +13,7 @@ drops or splits a request: every request is answered entirely by one version.
 
 from __future__ import annotations
 
+import copy
 import queue
 import threading
 import time
@@ -90,6 +91,17 @@ class InferenceServer:
         """Queue new weights; they take effect before the next batch."""
         with self._weights_lock:
             self._pending_weights = state_dict
+
+    def reload_checkpoint(self, path) -> None:
+        """Hot reload from a checkpoint file. The file is read and checked against the network
+        here, in the caller's thread, so a corrupt or mismatched file raises CheckpointError to
+        the caller and the server keeps serving the old weights."""
+        from azero.train.checkpoint import load_checkpoint, load_model_state
+
+        ckpt = load_checkpoint(path)
+        probe = copy.deepcopy(self.evaluator.net).cpu()
+        load_model_state(probe, ckpt)  # validates names and shapes
+        self.reload({k: v for k, v in probe.state_dict().items()})
 
     def stats(self) -> dict:
         elapsed = max(time.perf_counter() - (self._started_at or time.perf_counter()), 1e-9)

@@ -114,3 +114,31 @@ def test_network_evaluator_masks_illegal_actions_and_handles_terminal_rows():
     assert np.all(np.abs(values) <= 1)
     with pytest.raises(ValueError, match="expected obs"):
         ev.evaluate(obs[:, 0], legal)
+
+
+def test_hot_reload_from_checkpoint_file(tmp_path):
+    from azero.games import make_game
+    from azero.train.checkpoint import CheckpointError, model_tensors, save_checkpoint
+    from azero.train.network import NetworkConfig, PolicyValueNet
+
+    spec = make_game("tictactoe").spec
+    torch.manual_seed(0)
+    served, trained = PolicyValueNet(spec, NetworkConfig.tiny()), PolicyValueNet(spec, NetworkConfig.tiny())
+    with torch.no_grad():
+        for p in trained.parameters():
+            p.add_(0.1)
+    path = save_checkpoint(tmp_path, step=1, tensors=model_tensors(trained), metadata={})
+    states = make_game("tictactoe").new_states(4)
+    obs, legal = states.encode(), states.legal_mask()
+    with InferenceServer(NetworkEvaluator(served, device="cpu"), max_wait_ms=0) as server:
+        before = server.evaluate(obs, legal)
+        server.reload_checkpoint(path)
+        after = server.evaluate(obs, legal)
+        expected = NetworkEvaluator(trained, device="cpu").evaluate(obs, legal)
+        np.testing.assert_allclose(after[1], expected[1], rtol=1e-5, atol=1e-6)
+        assert not np.allclose(before[1], after[1])
+        broken = tmp_path / "broken.safetensors"
+        broken.write_bytes(path.read_bytes()[:100])
+        with pytest.raises(CheckpointError, match="broken.safetensors"):
+            server.reload_checkpoint(broken)
+        np.testing.assert_allclose(server.evaluate(obs, legal)[1], expected[1], rtol=1e-5, atol=1e-6)
