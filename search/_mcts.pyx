@@ -1,0 +1,1082 @@
+# cython: language_level=3, wraparound=False, cdivision=True
+"""The batched MCTS tree: B independent search trees in preallocated struct-of-arrays storage.
+
+Layout (mctx-style, edge statistics on the parent as in minigo):
+
+    node fields   [B, N]     visits, value sum, raw value, parent, action from parent,
+                             player to move, state (pending / expanded / terminal), in-flight
+    child fields  [B, N, A]  child id, prior, N(s, a), W(s, a)
+
+A node's children are one contiguous row of A slots, so PUCT over all children
+is one pass over four contiguous arrays (20 bytes per slot). Rows are dense in
+A rather than packed per legal move: the evaluator's priors copy straight in,
+an action indexes its slot directly, and memory stays below mctx's layout
+(6 x 4 bytes per slot). Node 0 of each tree is its root (ROOT); a child always
+has a larger id than its parent, which lets re-rooting compact in place.
+
+Value convention (the one place it is written down for the search core): a
+node's value, raw value and value sum are from the view of the player to move
+at that node; W(s, a) is from the view of the player to move at s, so every
+selection rule maximises directly. Going up one edge the value is negated
+exactly when the two nodes have different players to move (games where a
+player moves twice in a row need no special case).
+
+One batch step (driven from search/mcts.py, crossing into Python once):
+  select()            up to K descents per game; writes the action path of every
+                      new leaf (NO_ACTION-padded, [M, L]) and its game index.
+                      Known terminal nodes are backed up on the spot (exact value).
+  <game layer + evaluator on the M leaves>
+  expand_and_backup() validates the evaluator output, stores priors over the
+                      legal actions and backs the values up to the root.
+
+Virtual loss (K > 1 leaves per game and step): a descent increments
+node_in_flight on every node it reaches; selection then sees each pending
+descent as one visit valued -virtual_loss. The counters are integers and W
+itself is never touched, so reverting them is exact and K = 1 is exactly
+AlphaZero. A descent that reaches a node another descent of the same step is
+already evaluating (a collision) is dropped, not evaluated twice.
+
+Selection rules (ties go to the lowest action index everywhere):
+  PUCT (AlphaZero):  argmax_a  Q(s,a) + c(s) P(s,a) sqrt(N(s)) / (1 + N(s,a)),
+      c(s) = log((1 + N(s) + c_base) / c_base) + c_init, N(s) = node visits;
+      an unvisited child takes Q = V(s) - fpu_reduction (first-play urgency).
+  Gumbel (Danihelka et al., ICLR 2022): at the root, sequential halving over
+      g(a) + logit(a) + sigma(completed Q(a)) (the visit schedule is a table
+      from search/gumbel.py); elsewhere the deterministic rule
+      argmax_a  pi'(a) - N(s,a) / (1 + sum_b N(s,b)),  pi' = softmax(logit + sigma(completed Q)),
+      sigma(q) = (c_visit + max_b N(s,b)) * c_scale * q, completed Q = Q(s,a) if
+      visited else v_mix (eq. 33 of the paper).
+
+Inner loops are `noexcept nogil` and every public method releases the GIL for
+its whole batch, so two trees driven from two threads run on two cores. A tree
+itself is not thread-safe: one thread drives one tree.
+
+Errors never corrupt memory: shapes are checked before any nogil loop, a full
+tree or an over-long path is reported before a node or path slot is written,
+and evaluator output is validated for the whole step before any of it is used.
+"""
+
+from libc.math cimport exp, log, sqrt, isfinite, INFINITY
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
+from libc.string cimport memset
+
+import numpy as np
+
+# Sentinels (C enum for nogil code; the same values are exported as Python ints below).
+cdef enum:
+    ROOT_ = 0              # node id of every tree's root
+    NO_PARENT_ = -1        # node_parent of a root
+    NO_ACTION_ = -1        # node_action of a root; padding in action paths (= azero.games.base.NO_ACTION)
+    UNEXPANDED_ = -1       # child_index of a legal action whose child has no node yet
+    ILLEGAL_ = -2          # child_index of an illegal action (and every slot of a terminal node)
+    NODE_PENDING_ = 0      # allocated, waiting for its evaluation
+    NODE_EXPANDED_ = 1     # evaluated; its child row is valid
+    NODE_TERMINAL_ = 2     # game over here; node_raw_value is the exact outcome
+
+# Error codes of the nogil helpers, turned into exceptions by the Python-facing methods.
+cdef enum:
+    OK = 0
+    ERR_CAPACITY = 1
+    ERR_DEPTH = 2
+    ERR_PRIOR = 3
+    ERR_VALUE = 4
+    ERR_NO_LEGAL = 5
+    ERR_NO_CHOICE = 6
+
+# Logit of a legal action with prior 0 (log 0 = -inf would make g + logit + sigma a NaN-prone -inf).
+cdef double LOW_LOGIT = -1e9
+# Smallest span of completed Q values that min-max rescaling divides by.
+cdef double RESCALE_EPS = 1e-8
+
+ROOT = ROOT_
+NO_PARENT = NO_PARENT_
+NO_ACTION = NO_ACTION_
+UNEXPANDED = UNEXPANDED_
+ILLEGAL = ILLEGAL_
+NODE_PENDING = NODE_PENDING_
+NODE_EXPANDED = NODE_EXPANDED_
+NODE_TERMINAL = NODE_TERMINAL_
+
+
+class TreeCapacityError(ValueError):
+    """A search needs more nodes than the tree was built with (raise SearchConfig.max_nodes)."""
+
+
+class EvaluatorOutputError(ValueError):
+    """An evaluator returned NaN / infinite values or negative / non-finite priors."""
+
+
+cdef object _readonly(object arr):
+    """A read-only view of arr (which stays alive as the view's base)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+cdef double* _f64(object arr):
+    cdef double[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef float* _f32(object arr):
+    cdef float[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef int32_t* _i32(object arr):
+    cdef int32_t[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef int64_t* _i64(object arr):
+    cdef int64_t[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef int8_t* _i8(object arr):
+    cdef int8_t[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef uint8_t* _u8(object arr):
+    cdef uint8_t[::1] mv = arr.reshape(-1)
+    return &mv[0]
+
+
+cdef class SearchTree:
+    """B search trees of `capacity` nodes over `num_actions` actions (see the module docstring).
+
+    The numpy attributes (node_*, child_*, num_nodes, ...) are live views of the
+    tree for tests and diagnostics; treat them as read-only.
+    """
+
+    # The declarations live here rather than in a .pxd: the extension is built as azero.search._mcts
+    # from search/_mcts.pyx, and Cython looks for that module's .pxd only under azero/search/.
+    # ---- shape, fixed at construction -------------------------------------------------
+    cdef readonly Py_ssize_t batch          # B: independent trees, one per game
+    cdef readonly Py_ssize_t capacity       # N: nodes per tree, root included
+    cdef readonly Py_ssize_t num_actions    # A: children slots per node
+    cdef readonly Py_ssize_t max_depth      # D: longest action path select() may return
+    cdef readonly Py_ssize_t leaves_per_game  # K: leaves one game may contribute per batch step
+
+    # ---- search parameters ---------------------------------------------------------------
+    cdef readonly bint gumbel               # Gumbel root + deterministic interior (else PUCT)
+    cdef readonly double c_base, c_init, fpu_reduction, virtual_loss
+    cdef readonly double noise_weight
+    cdef readonly double c_visit, c_scale
+    cdef readonly bint rescale_q
+
+    # ---- node fields, [B, N] (numpy owners and raw pointers into them) ----------------------
+    cdef readonly object node_visits        # int32: backups through the node (its own expansion included)
+    cdef readonly object node_value_sum     # float64: sum of those values, frame of the node's player to move
+    cdef readonly object node_raw_value     # float64: evaluator (or exact terminal) value, same frame; set once evaluated
+    cdef readonly object node_parent        # int32: parent id, NO_PARENT at the root
+    cdef readonly object node_action        # int32: action from the parent, NO_ACTION at the root
+    cdef readonly object node_to_play       # int8: player to move at the node; set once evaluated
+    cdef readonly object node_state         # uint8: NODE_PENDING -> NODE_EXPANDED | NODE_TERMINAL
+    cdef readonly object node_in_flight     # int32: descents of the current batch step that reached the node
+    cdef int32_t* _n_visits
+    cdef double* _n_value_sum
+    cdef double* _n_raw_value
+    cdef int32_t* _n_parent
+    cdef int32_t* _n_action
+    cdef int8_t* _n_to_play
+    cdef uint8_t* _n_state
+    cdef int32_t* _n_in_flight
+
+    # ---- child (edge) fields, [B, N, A], rows contiguous per node ---------------------------
+    cdef readonly object child_index        # int32: child node id, UNEXPANDED or ILLEGAL
+    cdef readonly object child_prior        # float32: prior over legal actions (sums to 1), 0 if illegal
+    cdef readonly object child_visits       # int32: N(s, a) == node_visits of the child
+    cdef readonly object child_value_sum    # float64: W(s, a), frame of the player to move at s
+    cdef int32_t* _c_index
+    cdef float* _c_prior
+    cdef int32_t* _c_visits
+    cdef double* _c_value_sum
+
+    # ---- per-game fields, [B] and [B, A] ----------------------------------------------------
+    cdef readonly object num_nodes          # int32 [B]: nodes in use (ids 0 .. num_nodes-1)
+    cdef readonly object sims_target        # int32 [B]: simulations the current search runs
+    cdef readonly object sims_done          # int32 [B]: simulations backed up so far
+    cdef readonly object root_noised        # uint8 [B]: Dirichlet noise already mixed into the root priors
+    cdef int32_t* _num_nodes
+    cdef int32_t* _sims_target
+    cdef int32_t* _sims_done
+    cdef uint8_t* _root_noised
+    cdef uint8_t* _noise_pending            # [B]: mix _noise into the root once it is expanded
+    cdef object _noise_arr                  # float64 [B, A]: Dirichlet sample of the current search
+    cdef double* _noise
+    cdef object _gumbel_arr                 # float64 [B, A]: Gumbel sample g(a) of the current search
+    cdef double* _gumbel
+    cdef object _root_score_arr             # float64 [B, A]: g(a) + logit(a) at the root, set by _prepare_root
+    cdef double* _root_score
+    cdef int32_t* _root_num_legal           # [B]: legal root actions, set when the root is expanded
+    cdef object _table_arr                  # int32 [m + 1, n]: sequential-halving visit schedule
+    cdef int32_t* _table
+    cdef Py_ssize_t _table_m, _table_n
+    cdef object _per_game_u8, _root_num_legal_arr   # numpy owners of _noise_pending, _root_num_legal
+
+    # ---- step outputs and scratch -------------------------------------------------------------
+    cdef readonly object paths              # int32 [B*K*D] flat: after select, [M, L] row-major
+    cdef readonly object leaf_game          # int64 [B*K]: game of each leaf of the step
+    cdef readonly object leaf_node          # int32 [B*K]: node id of each leaf of the step
+    cdef int32_t* _paths
+    cdef int64_t* _leaf_game
+    cdef int32_t* _leaf_node
+    cdef int32_t* _path_len                 # [B*K]
+    cdef double* _leaf_total                # [B*K]: legal prior mass of each leaf (expand_and_backup scratch)
+    cdef int32_t* _leaf_count               # [B*K]: legal actions of each leaf (same)
+    cdef Py_ssize_t _pending_leaves         # M of the last select(), 0 once expanded
+    cdef double* _scratch_q                 # [A]: completed Q, then sigma, of one node's children
+    cdef int32_t* _scratch_n                # [A]: visits of one node's children, in-flight included
+    cdef double _v_mix, _q_lo, _q_hi, _s_max  # set by _completed_q / _sigma for the node at hand
+    cdef int32_t* _remap                    # [N]: old -> new node id while re-rooting
+    cdef object _path_len_arr, _leaf_total_arr, _leaf_count_arr, _scratch_q_arr, _scratch_n_arr, _remap_arr  # numpy owners of the above
+    cdef readonly long long collisions      # descents that met a node already being evaluated
+    cdef readonly long long terminal_visits # simulations that ended in an already-known terminal node
+
+
+    def __init__(self, Py_ssize_t batch, Py_ssize_t capacity, Py_ssize_t num_actions, Py_ssize_t max_depth, *,
+                 Py_ssize_t leaves_per_game=1, bint gumbel=False, double c_base=19652.0, double c_init=1.25,
+                 double fpu_reduction=0.0, double virtual_loss=1.0, double c_visit=50.0, double c_scale=1.0,
+                 bint rescale_q=True, object gumbel_table=None):
+        if batch < 1 or capacity < 1 or num_actions < 1 or max_depth < 1 or leaves_per_game < 1:
+            raise ValueError(f"SearchTree: batch, capacity, num_actions, max_depth and leaves_per_game must be >= 1, "
+                             f"got {batch}, {capacity}, {num_actions}, {max_depth}, {leaves_per_game}")
+        if capacity >= 2 ** 31 or batch * capacity * num_actions >= 2 ** 62:
+            raise ValueError(f"SearchTree: capacity {capacity} x batch {batch} x actions {num_actions} is too large")
+        if not (c_base > 0 and virtual_loss >= 0 and c_visit >= 0 and c_scale >= 0):
+            raise ValueError("SearchTree: c_base must be > 0 and virtual_loss, c_visit, c_scale >= 0")
+        self.batch, self.capacity, self.num_actions, self.max_depth = batch, capacity, num_actions, max_depth
+        self.leaves_per_game = leaves_per_game
+        self.gumbel = gumbel
+        self.c_base, self.c_init, self.fpu_reduction, self.virtual_loss = c_base, c_init, fpu_reduction, virtual_loss
+        self.c_visit, self.c_scale, self.rescale_q = c_visit, c_scale, rescale_q
+        self.noise_weight = 0.0
+
+        node_shape = (batch, capacity)
+        self.node_visits = np.zeros(node_shape, np.int32)
+        self.node_value_sum = np.zeros(node_shape, np.float64)
+        self.node_raw_value = np.zeros(node_shape, np.float64)
+        self.node_parent = np.zeros(node_shape, np.int32)
+        self.node_action = np.zeros(node_shape, np.int32)
+        self.node_to_play = np.zeros(node_shape, np.int8)
+        self.node_state = np.zeros(node_shape, np.uint8)
+        self.node_in_flight = np.zeros(node_shape, np.int32)
+        self._n_visits = _i32(self.node_visits)
+        self._n_value_sum = _f64(self.node_value_sum)
+        self._n_raw_value = _f64(self.node_raw_value)
+        self._n_parent = _i32(self.node_parent)
+        self._n_action = _i32(self.node_action)
+        self._n_to_play = _i8(self.node_to_play)
+        self._n_state = _u8(self.node_state)
+        self._n_in_flight = _i32(self.node_in_flight)
+
+        # A child row is (re)written in full when its node is expanded and never read before.
+        child_shape = (batch, capacity, num_actions)
+        self.child_index = np.full(child_shape, ILLEGAL_, np.int32)
+        self.child_prior = np.zeros(child_shape, np.float32)
+        self.child_visits = np.zeros(child_shape, np.int32)
+        self.child_value_sum = np.zeros(child_shape, np.float64)
+        self._c_index = _i32(self.child_index)
+        self._c_prior = _f32(self.child_prior)
+        self._c_visits = _i32(self.child_visits)
+        self._c_value_sum = _f64(self.child_value_sum)
+
+        self.num_nodes = np.zeros(batch, np.int32)
+        self.sims_target = np.zeros(batch, np.int32)
+        self.sims_done = np.zeros(batch, np.int32)
+        self.root_noised = np.zeros(batch, np.uint8)
+        self._num_nodes = _i32(self.num_nodes)
+        self._sims_target = _i32(self.sims_target)
+        self._sims_done = _i32(self.sims_done)
+        self._root_noised = _u8(self.root_noised)
+        self._per_game_u8 = np.zeros(batch, np.uint8)
+        self._noise_pending = _u8(self._per_game_u8)
+        self._root_num_legal_arr = np.zeros(batch, np.int32)
+        self._root_num_legal = _i32(self._root_num_legal_arr)
+        self._noise_arr = np.zeros((batch, num_actions), np.float64)
+        self._noise = _f64(self._noise_arr)
+        self._gumbel_arr = np.zeros((batch, num_actions), np.float64)
+        self._gumbel = _f64(self._gumbel_arr)
+        self._root_score_arr = np.zeros((batch, num_actions), np.float64)
+        self._root_score = _f64(self._root_score_arr)
+
+        if gumbel:
+            table = np.ascontiguousarray(gumbel_table, dtype=np.int32) if gumbel_table is not None else None
+            if table is None or table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
+                raise ValueError("SearchTree: gumbel=True needs gumbel_table, int32 [m + 1, n] "
+                                 "(azero.search.gumbel.considered_visits_table)")
+            self._table_arr = table
+            self._table_m, self._table_n = table.shape[0] - 1, table.shape[1]
+            self._table = _i32(self._table_arr)
+
+        slots = batch * leaves_per_game
+        self.paths = np.full(slots * max_depth, NO_ACTION_, np.int32)
+        self.leaf_game = np.zeros(slots, np.int64)
+        self.leaf_node = np.zeros(slots, np.int32)
+        self._path_len_arr = np.zeros(slots, np.int32)
+        self._paths = _i32(self.paths)
+        self._leaf_game = _i64(self.leaf_game)
+        self._leaf_node = _i32(self.leaf_node)
+        self._path_len = _i32(self._path_len_arr)
+        self._leaf_total_arr = np.zeros(slots, np.float64)
+        self._leaf_count_arr = np.zeros(slots, np.int32)
+        self._leaf_total = _f64(self._leaf_total_arr)
+        self._leaf_count = _i32(self._leaf_count_arr)
+        self._scratch_q_arr = np.zeros(num_actions, np.float64)
+        self._scratch_n_arr = np.zeros(num_actions, np.int32)
+        self._remap_arr = np.zeros(capacity, np.int32)
+        self._scratch_q = _f64(self._scratch_q_arr)
+        self._scratch_n = _i32(self._scratch_n_arr)
+        self._remap = _i32(self._remap_arr)
+        self._pending_leaves = 0
+        # The public arrays are read-only views: the raw pointers above were taken from the writable
+        # owners (kept alive as the views' bases), and a stray write from Python, e.g. to num_nodes,
+        # could otherwise send the nogil code outside its buffers.
+        self.node_visits = _readonly(self.node_visits)
+        self.node_value_sum = _readonly(self.node_value_sum)
+        self.node_raw_value = _readonly(self.node_raw_value)
+        self.node_parent = _readonly(self.node_parent)
+        self.node_action = _readonly(self.node_action)
+        self.node_to_play = _readonly(self.node_to_play)
+        self.node_state = _readonly(self.node_state)
+        self.node_in_flight = _readonly(self.node_in_flight)
+        self.child_index = _readonly(self.child_index)
+        self.child_prior = _readonly(self.child_prior)
+        self.child_visits = _readonly(self.child_visits)
+        self.child_value_sum = _readonly(self.child_value_sum)
+        self.num_nodes = _readonly(self.num_nodes)
+        self.sims_target = _readonly(self.sims_target)
+        self.sims_done = _readonly(self.sims_done)
+        self.root_noised = _readonly(self.root_noised)
+        self.paths = _readonly(self.paths)
+        self.leaf_game = _readonly(self.leaf_game)
+        self.leaf_node = _readonly(self.leaf_node)
+        self.reset()
+
+    # ------------------------------------------------------------------ node bookkeeping
+    cdef void _init_node(self, Py_ssize_t b, int32_t node, int32_t parent, int32_t action) noexcept nogil:
+        cdef Py_ssize_t i = b * self.capacity + node
+        self._n_visits[i] = 0
+        self._n_value_sum[i] = 0.0
+        self._n_raw_value[i] = 0.0
+        self._n_parent[i] = parent
+        self._n_action[i] = action
+        self._n_to_play[i] = 0
+        self._n_state[i] = NODE_PENDING_
+        self._n_in_flight[i] = 0
+
+    cdef void _reset_game(self, Py_ssize_t b) noexcept nogil:
+        self._init_node(b, ROOT_, NO_PARENT_, NO_ACTION_)
+        self._num_nodes[b] = 1
+        self._root_noised[b] = 0
+        self._noise_pending[b] = 0
+        self._root_num_legal[b] = 0
+        self._sims_target[b] = 0
+        self._sims_done[b] = 0
+
+    cdef void _backup(self, Py_ssize_t b, int32_t leaf, double value) noexcept nogil:
+        """Add `value` (leaf player's view) to every node and edge from `leaf` up to the root."""
+        cdef Py_ssize_t base = b * self.capacity
+        cdef Py_ssize_t i
+        cdef int32_t node = leaf, parent
+        while True:
+            i = base + node
+            self._n_visits[i] += 1
+            self._n_value_sum[i] += value
+            self._n_in_flight[i] -= 1
+            parent = self._n_parent[i]
+            if parent == NO_PARENT_:
+                return
+            if self._n_to_play[base + parent] != self._n_to_play[i]:
+                value = -value
+            i = (base + parent) * self.num_actions + self._n_action[i]
+            self._c_visits[i] += 1
+            self._c_value_sum[i] += value
+            node = parent
+
+    cdef void _revert(self, Py_ssize_t b, int32_t leaf) noexcept nogil:
+        """Undo the in-flight marks of a descent that ended at `leaf` without an evaluation."""
+        cdef Py_ssize_t base = b * self.capacity
+        cdef int32_t node = leaf
+        while node != NO_PARENT_:
+            self._n_in_flight[base + node] -= 1
+            node = self._n_parent[base + node]
+
+    # ------------------------------------------------------------------ selection rules
+    cdef int32_t _choose_puct(self, Py_ssize_t b, int32_t node) noexcept nogil:
+        cdef Py_ssize_t base = b * self.capacity
+        cdef Py_ssize_t i = base + node
+        cdef Py_ssize_t row = i * self.num_actions
+        cdef const int32_t* index = self._c_index + row
+        cdef const int32_t* visits = self._c_visits + row
+        cdef const double* value_sum = self._c_value_sum + row
+        cdef const float* prior = self._c_prior + row
+        # This descent already counts in node_in_flight[node]; the other pending ones are in its children.
+        cdef int32_t n_parent = self._n_visits[i] + self._n_in_flight[i] - 1
+        cdef double c = log((1.0 + n_parent + self.c_base) / self.c_base) + self.c_init
+        cdef double c_sqrt = c * sqrt(<double>n_parent)
+        cdef double fpu = self._n_value_sum[i] / self._n_visits[i] - self.fpu_reduction
+        cdef double best = -INFINITY, score, w
+        cdef int32_t best_a = NO_ACTION_, a, child, n, flight
+        # With K = 1 no other descent is ever pending, so the children's in-flight counters (a random
+        # access each) are not read at all.
+        cdef bint pending = self.leaves_per_game > 1
+        for a in range(self.num_actions):
+            child = index[a]
+            if child == ILLEGAL_:
+                continue
+            n = visits[a]
+            w = value_sum[a]
+            if pending and child >= 0:
+                flight = self._n_in_flight[base + child]
+                n = n + flight
+                w = w - flight * self.virtual_loss
+            if n > 0:
+                score = w / n + c_sqrt * prior[a] / (1 + n)
+            else:
+                # Unvisited (most children, in wide games): same value as the general formula with
+                # n = 0, as x / 1.0 == x exactly, but without its two divisions.
+                score = fpu + c_sqrt * prior[a]
+            if score > best:
+                best = score
+                best_a = a
+        return best_a
+
+    cdef int32_t _completed_q(self, Py_ssize_t b, int32_t node, bint in_flight, int32_t* max_n) noexcept nogil:
+        """One pass over the children: _scratch_n = visits, _scratch_q = Q where visited; return sum of visits.
+
+        Every unvisited legal action's completed Q is v_mix (eq. 33 of the paper), kept once in _v_mix:
+            v_mix = (v_raw + sum_b N(b) * sum_{visited} P(a) Q(a) / sum_{visited} P(a)) / (1 + sum_b N(b)).
+        Also sets _q_lo / _q_hi, the range of completed Q over the legal actions (for min-max rescaling).
+        With in_flight, pending descents count as visits valued -virtual_loss (as in PUCT).
+        """
+        cdef Py_ssize_t base = b * self.capacity
+        cdef Py_ssize_t i = base + node
+        cdef Py_ssize_t row = i * self.num_actions
+        cdef const int32_t* index = self._c_index + row
+        cdef const int32_t* visits = self._c_visits + row
+        cdef const double* value_sum = self._c_value_sum + row
+        cdef const float* prior = self._c_prior + row
+        cdef double* q = self._scratch_q
+        cdef int32_t* ns = self._scratch_n
+        cdef int32_t a, child, n, flight, sum_n = 0, count = 0
+        cdef bint any_unvisited = False
+        cdef double w, sum_p = 0.0, sum_pq = 0.0, sum_q = 0.0, v_mix, lo = INFINITY, hi = -INFINITY
+        cdef bint pending = in_flight and self.leaves_per_game > 1
+        max_n[0] = 0
+        for a in range(self.num_actions):
+            child = index[a]
+            if child == ILLEGAL_:
+                continue
+            n = visits[a]
+            w = value_sum[a]
+            if pending and child >= 0:
+                flight = self._n_in_flight[base + child]
+                n = n + flight
+                w = w - flight * self.virtual_loss
+            ns[a] = n
+            if n > 0:
+                q[a] = w / n
+                sum_n += n
+                count += 1
+                if n > max_n[0]:
+                    max_n[0] = n
+                sum_p += prior[a]
+                sum_pq += prior[a] * q[a]
+                sum_q += q[a]
+                if q[a] < lo:
+                    lo = q[a]
+                if q[a] > hi:
+                    hi = q[a]
+            else:
+                any_unvisited = True
+        v_mix = self._n_raw_value[i]
+        if sum_n > 0:
+            # Visited actions that all have prior 0 fall back to their plain mean.
+            w = sum_pq / sum_p if sum_p > 0.0 else sum_q / count
+            v_mix = (v_mix + sum_n * w) / (sum_n + 1)
+        if any_unvisited:
+            if v_mix < lo:
+                lo = v_mix
+            if v_mix > hi:
+                hi = v_mix
+        self._v_mix, self._q_lo, self._q_hi = v_mix, lo, hi
+        return sum_n
+
+    cdef void _sigma(self, Py_ssize_t b, int32_t node, int32_t max_n) noexcept nogil:
+        """After _completed_q: _scratch_q = sigma(completed Q) = (c_visit + max_b N(b)) * c_scale * q_normalised.
+
+        q is normalised to [0, 1] by min-max over the node's legal actions (rescale_q, as in mctx) or
+        by the known value bounds, (q + 1) / 2. Also sets _s_max, the largest sigma among actions with
+        a positive prior (the shift _improved_policy uses).
+        """
+        cdef Py_ssize_t row = (b * self.capacity + node) * self.num_actions
+        cdef const int32_t* index = self._c_index + row
+        cdef const float* prior = self._c_prior + row
+        cdef const int32_t* ns = self._scratch_n
+        cdef double* q = self._scratch_q
+        cdef double scale = (self.c_visit + max_n) * self.c_scale
+        cdef double lo = self._q_lo, span = self._q_hi - self._q_lo, s_max = -INFINITY, completed
+        cdef int32_t a
+        if span < RESCALE_EPS:
+            span = RESCALE_EPS
+        for a in range(self.num_actions):
+            if index[a] == ILLEGAL_:
+                continue
+            completed = q[a] if ns[a] > 0 else self._v_mix
+            if self.rescale_q:
+                q[a] = scale * ((completed - lo) / span)
+            else:
+                q[a] = scale * ((completed + 1.0) / 2.0)
+            if prior[a] > 0 and q[a] > s_max:
+                s_max = q[a]
+        self._s_max = s_max
+
+    cdef double _improved_policy(self, Py_ssize_t b, int32_t node, bint normalise) noexcept nogil:
+        """After _sigma: _scratch_q = P(a) exp(sigma(a) - _s_max) (divided by Z if normalise); return Z.
+
+        That is pi'(a) = softmax(logit + sigma(completed Q)) over the legal actions. The shift is the
+        max of sigma over actions with P > 0 and actions with P = 0 get exactly 0, so
+        Z >= P(argmax) * exp(0) > 0 and no inf * 0 appears, however large sigma grows. Every unvisited
+        action has the same sigma, so their exp is computed once (the same double, far fewer exp calls).
+        """
+        cdef Py_ssize_t row = (b * self.capacity + node) * self.num_actions
+        cdef const int32_t* index = self._c_index + row
+        cdef const float* prior = self._c_prior + row
+        cdef const int32_t* ns = self._scratch_n
+        cdef double* s = self._scratch_q
+        cdef double s_max = self._s_max, z = 0.0, e_unvisited = -1.0
+        cdef int32_t a
+        for a in range(self.num_actions):
+            if index[a] == ILLEGAL_:
+                continue
+            if prior[a] > 0:
+                if ns[a] != 0:
+                    s[a] = prior[a] * exp(s[a] - s_max)
+                else:
+                    if e_unvisited < 0:
+                        e_unvisited = exp(s[a] - s_max)
+                    s[a] = prior[a] * e_unvisited
+            else:
+                s[a] = 0.0
+            z += s[a]
+        if normalise:
+            for a in range(self.num_actions):
+                if index[a] != ILLEGAL_:
+                    s[a] = s[a] / z
+        return z
+
+    cdef int32_t _choose_gumbel_interior(self, Py_ssize_t b, int32_t node) noexcept nogil:
+        """argmax_a pi'(a) - N(a) / (1 + sum_b N(b)): deterministic, steers visits towards pi'."""
+        cdef const int32_t* index = self._c_index + (b * self.capacity + node) * self.num_actions
+        cdef const double* e = self._scratch_q
+        cdef const int32_t* ns = self._scratch_n
+        cdef int32_t max_n, a, best_a = NO_ACTION_
+        cdef int32_t sum_n = self._completed_q(b, node, True, &max_n)
+        cdef double best = -INFINITY, score, z
+        self._sigma(b, node, max_n)
+        z = self._improved_policy(b, node, False)
+        for a in range(self.num_actions):
+            if index[a] != ILLEGAL_:
+                score = e[a] / z - ns[a] / (1.0 + sum_n)
+                if score > best:
+                    best = score
+                    best_a = a
+        return best_a
+
+    cdef int32_t _choose_gumbel_root(self, Py_ssize_t b) noexcept nogil:
+        cdef const int32_t* index = self._c_index + b * self.capacity * self.num_actions
+        cdef const double* base_score = self._root_score + b * self.num_actions
+        cdef const double* s = self._scratch_q
+        cdef const int32_t* ns = self._scratch_n
+        cdef int32_t max_n, a, target, best_a = NO_ACTION_
+        cdef int32_t sum_n = self._completed_q(b, ROOT_, True, &max_n)
+        cdef Py_ssize_t considered = self._root_num_legal[b]
+        cdef Py_ssize_t step = sum_n
+        cdef double best = -INFINITY, score
+        self._sigma(b, ROOT_, max_n)
+        if considered > self._table_m:
+            considered = self._table_m
+        if step >= self._table_n:
+            step = self._table_n - 1
+        # Sequential halving: only actions with exactly the scheduled visit count compete.
+        target = self._table[considered * self._table_n + step]
+        for a in range(self.num_actions):
+            if index[a] != ILLEGAL_ and ns[a] == target:
+                score = base_score[a] + s[a]
+                if score > best:
+                    best = score
+                    best_a = a
+        if best_a == NO_ACTION_:
+            # Off schedule (only possible after collisions with K > 1): fall back to the plain score.
+            for a in range(self.num_actions):
+                if index[a] != ILLEGAL_:
+                    score = base_score[a] + s[a]
+                    if score > best:
+                        best = score
+                        best_a = a
+        return best_a
+
+    cdef void _prepare_root(self, Py_ssize_t b) noexcept nogil:
+        """Once the root is expanded: count its legal actions, mix in pending noise, cache g + logit."""
+        cdef Py_ssize_t row = b * self.capacity * self.num_actions
+        cdef const int32_t* index = self._c_index + row
+        cdef float* prior = self._c_prior + row
+        cdef const double* noise = self._noise + b * self.num_actions
+        cdef const double* g = self._gumbel + b * self.num_actions
+        cdef double* score = self._root_score + b * self.num_actions
+        cdef int32_t a, count = 0
+        for a in range(self.num_actions):
+            if index[a] != ILLEGAL_:
+                count += 1
+        self._root_num_legal[b] = count
+        if self._noise_pending[b]:
+            for a in range(self.num_actions):
+                if index[a] != ILLEGAL_:
+                    prior[a] = <float>((1.0 - self.noise_weight) * prior[a] + self.noise_weight * noise[a])
+            self._noise_pending[b] = 0
+            self._root_noised[b] = 1
+        if self.gumbel:
+            for a in range(self.num_actions):
+                if index[a] != ILLEGAL_:
+                    score[a] = g[a] + (log(prior[a]) if prior[a] > 0 else LOW_LOGIT)
+
+    # ------------------------------------------------------------------ one batch step
+    cdef int _select_game(self, Py_ssize_t b, Py_ssize_t* m) noexcept nogil:
+        cdef Py_ssize_t base = b * self.capacity
+        cdef Py_ssize_t k, want = self._sims_target[b] - self._sims_done[b]
+        cdef int32_t node, child, a, depth
+        cdef int32_t* path
+        cdef uint8_t state
+        if want > self.leaves_per_game:
+            want = self.leaves_per_game
+        for k in range(want):
+            if self._n_state[base + ROOT_] == NODE_PENDING_:
+                # A fresh root is evaluated alone first; that evaluation is not a simulation.
+                if k == 0 and self._n_in_flight[base + ROOT_] == 0:
+                    self._n_in_flight[base + ROOT_] = 1
+                    self._leaf_game[m[0]] = b
+                    self._leaf_node[m[0]] = ROOT_
+                    self._path_len[m[0]] = 0
+                    m[0] += 1
+                return OK
+            node = ROOT_
+            depth = 0
+            path = self._paths + m[0] * self.max_depth
+            self._n_in_flight[base + node] += 1
+            while True:
+                state = self._n_state[base + node]
+                if state == NODE_TERMINAL_:
+                    self._backup(b, node, self._n_raw_value[base + node])
+                    self._sims_done[b] += 1
+                    self.terminal_visits += 1
+                    break
+                if state == NODE_PENDING_:
+                    self._revert(b, node)
+                    self.collisions += 1
+                    break
+                if node == ROOT_ and self.gumbel:
+                    a = self._choose_gumbel_root(b)
+                elif self.gumbel:
+                    a = self._choose_gumbel_interior(b, node)
+                else:
+                    a = self._choose_puct(b, node)
+                if a == NO_ACTION_:
+                    # Unreachable with validated inputs (an expanded node has a legal action and finite
+                    # statistics); checked so that a bug can never index slot -1.
+                    self._revert(b, node)
+                    return ERR_NO_CHOICE
+                if depth == self.max_depth:
+                    self._revert(b, node)
+                    return ERR_DEPTH
+                child = self._c_index[(base + node) * self.num_actions + a]
+                if child == UNEXPANDED_:
+                    if self._num_nodes[b] >= self.capacity:
+                        self._revert(b, node)
+                        return ERR_CAPACITY
+                    child = self._num_nodes[b]
+                    self._num_nodes[b] += 1
+                    self._init_node(b, child, node, a)
+                    self._c_index[(base + node) * self.num_actions + a] = child
+                    self._n_in_flight[base + child] = 1
+                    path[depth] = a
+                    depth += 1
+                    self._leaf_game[m[0]] = b
+                    self._leaf_node[m[0]] = child
+                    self._path_len[m[0]] = depth
+                    m[0] += 1
+                    break
+                path[depth] = a
+                depth += 1
+                node = child
+                self._n_in_flight[base + node] += 1
+        return OK
+
+    def select(self):
+        """Run up to K descents in every game still short of its target; return (M, L).
+
+        The M new leaves are leaf_game[:M] / leaf_node[:M]; their action paths from the
+        root are `paths[:M * L].reshape(M, L)`, NO_ACTION-padded. M == 0 with games
+        still searching happens when every descent hit a known terminal node (already
+        backed up); the driver simply steps again. Call expand_and_backup(M, ...) next.
+        """
+        if self._pending_leaves:
+            raise RuntimeError("select: the previous step's leaves were not expanded yet")
+        cdef Py_ssize_t b, i, j, length = 0, m = 0
+        cdef int err = OK
+        cdef int32_t* src
+        with nogil:
+            for b in range(self.batch):
+                err = self._select_game(b, &m)
+                if err != OK:
+                    break
+            if err == OK:
+                for i in range(m):
+                    if self._path_len[i] > length:
+                        length = self._path_len[i]
+                # Pack the rows from stride D to stride L in place; row i moves to an address <= its own,
+                # and never past its own unread tail, so ascending order is safe.
+                for i in range(m):
+                    src = self._paths + i * self.max_depth
+                    for j in range(length):
+                        self._paths[i * length + j] = src[j] if j < self._path_len[i] else NO_ACTION_
+        if err != OK:
+            # The failing descent was reverted; drop the leaves this step had already allocated.
+            self._pending_leaves = m
+            self.abort_step()
+            if err == ERR_CAPACITY:
+                raise TreeCapacityError(
+                    f"search tree of game {b} is full ({self.capacity} nodes): raise SearchConfig.max_nodes "
+                    f"(a search of n simulations needs n + 1 nodes, plus any reused subtree)")
+            if err == ERR_NO_CHOICE:
+                raise RuntimeError(f"select: no selectable action in game {b} (non-finite statistics?)")
+            raise ValueError(f"select: a path in game {b} is longer than max_depth={self.max_depth}; "
+                             f"the game's max_moves must bound the depth of its tree")
+        self._pending_leaves = m
+        return m, length
+
+    def expand_and_backup(self, Py_ssize_t m, const float[:, ::1] priors, const float[::1] values,
+                          const uint8_t[:, ::1] legal, const uint8_t[::1] terminal, const int8_t[::1] to_play):
+        """Store the evaluations of the M leaves of the last select() and back them up.
+
+        priors [>= M, A] and values [>= M] come from the evaluator (values from the view of the player
+        to move at the leaf); legal [>= M, A] (bool viewed as uint8), terminal [>= M] and to_play [>= M]
+        from the game layer. For terminal leaves `values` must hold the exact outcome (player to move's
+        view) and priors are ignored. Everything is validated before anything is written.
+        """
+        if m != self._pending_leaves:
+            raise ValueError(f"expand_and_backup: {self._pending_leaves} leaves are pending, got M={m}")
+        cdef Py_ssize_t A = self.num_actions
+        if (priors.shape[0] < m or priors.shape[1] != A or values.shape[0] < m or legal.shape[0] < m
+                or legal.shape[1] != A or terminal.shape[0] < m or to_play.shape[0] < m):
+            raise ValueError(
+                f"expand_and_backup: expected priors [{m}, {A}], values [{m}], legal [{m}, {A}], terminal [{m}], "
+                f"to_play [{m}]; got priors ({priors.shape[0]}, {priors.shape[1]}), values {values.shape[0]}, "
+                f"legal ({legal.shape[0]}, {legal.shape[1]}), terminal {terminal.shape[0]}, to_play {to_play.shape[0]}")
+        cdef Py_ssize_t i, a, b, node, row, base, count, bad = -1
+        cdef int err = OK
+        cdef double total, p, x
+        cdef int32_t* index
+        cdef float* prior
+        cdef const float* pr
+        cdef const uint8_t* lg
+        with nogil:
+            # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
+            for i in range(m):
+                if not isfinite(values[i]):
+                    err, bad = ERR_VALUE, i
+                    break
+                if terminal[i]:
+                    continue
+                pr = &priors[i, 0]
+                lg = &legal[i, 0]
+                count = 0
+                total = 0.0
+                for a in range(A):
+                    x = pr[a]
+                    if not (isfinite(x) and x >= 0):
+                        err, bad = ERR_PRIOR, i
+                        break
+                    if lg[a]:
+                        count += 1
+                        total += x
+                if err == OK and count == 0:
+                    err, bad = ERR_NO_LEGAL, i
+                if err != OK:
+                    break
+                self._leaf_total[i] = total
+                self._leaf_count[i] = count
+            if err == OK:
+                for i in range(m):
+                    b = self._leaf_game[i]
+                    node = self._leaf_node[i]
+                    base = b * self.capacity
+                    row = (base + node) * A
+                    index = self._c_index + row
+                    prior = self._c_prior + row
+                    self._n_to_play[base + node] = to_play[i]
+                    self._n_raw_value[base + node] = values[i]
+                    if terminal[i]:
+                        self._n_state[base + node] = NODE_TERMINAL_
+                        for a in range(A):
+                            index[a] = ILLEGAL_
+                    else:
+                        pr = &priors[i, 0]
+                        lg = &legal[i, 0]
+                        total = self._leaf_total[i]
+                        count = self._leaf_count[i]
+                        memset(self._c_visits + row, 0, A * sizeof(int32_t))
+                        memset(self._c_value_sum + row, 0, A * sizeof(double))
+                        for a in range(A):
+                            if lg[a]:
+                                index[a] = UNEXPANDED_
+                                # All prior mass on illegal actions: fall back to uniform over the legal ones.
+                                p = pr[a] / total if total > 0.0 else 1.0 / count
+                                prior[a] = <float>p
+                            else:
+                                index[a] = ILLEGAL_
+                                prior[a] = 0.0
+                        self._n_state[base + node] = NODE_EXPANDED_
+                        if node == ROOT_:
+                            self._prepare_root(b)
+                    if node != ROOT_:
+                        self._sims_done[b] += 1
+                    self._backup(b, node, values[i])
+        if err != OK:
+            what = {ERR_VALUE: f"value {values[bad]!r} is not finite",
+                    ERR_PRIOR: "priors contain NaN, infinite or negative entries",
+                    ERR_NO_LEGAL: "the game reports no legal action in a non-terminal position"}[err]
+            raise EvaluatorOutputError(f"leaf {bad} of this step (game {self.leaf_game[bad]}): {what}; "
+                                       f"nothing was written, call abort_step() or reset() before searching on")
+        self._pending_leaves = 0
+
+    def abort_step(self):
+        """Forget the leaves of the last select() (after an evaluator error): the tree is as before it."""
+        cdef Py_ssize_t i, b, node, base
+        for i in range(self._pending_leaves):
+            b, node = self._leaf_game[i], self._leaf_node[i]
+            base = b * self.capacity
+            self._revert(b, node)
+            if node != ROOT_:
+                # The leaf was the last node allocated in its game's tree (leaves are allocated in order).
+                self._c_index[(base + self._n_parent[base + node]) * self.num_actions + self._n_action[base + node]] \
+                    = UNEXPANDED_
+        for i in range(self._pending_leaves - 1, -1, -1):
+            b, node = self._leaf_game[i], self._leaf_node[i]
+            if node != ROOT_ and self._num_nodes[b] == node + 1:
+                self._num_nodes[b] = node
+        self._pending_leaves = 0
+
+    # ------------------------------------------------------------------ search lifecycle
+    def reset(self, index=None):
+        """Fresh single-node trees for the games in `index` (all when None)."""
+        if self._pending_leaves:
+            raise RuntimeError("reset: a batch step is in progress (expand_and_backup or abort_step first)")
+        games = range(self.batch) if index is None else np.asarray(index, dtype=np.int64).reshape(-1)
+        for b in games:
+            if not 0 <= b < self.batch:
+                raise IndexError(f"reset: game index {b} out of range [0, {self.batch})")
+            self._reset_game(b)
+
+    def begin_search(self, targets, noise=None, double noise_weight=0.0, gumbel=None):
+        """Start a search of targets[b] simulations in game b (0 = leave it alone).
+
+        noise: float64 [B, A] Dirichlet sample mixed into each root's priors once (weight
+        noise_weight), when the root is (or becomes) expanded; a root already noised keeps its priors.
+        gumbel: float64 [B, A] Gumbel sample g(a), required for a Gumbel tree.
+        """
+        if self._pending_leaves:
+            raise RuntimeError("begin_search: a batch step is in progress")
+        cdef Py_ssize_t B = self.batch, A = self.num_actions, b
+        t = np.ascontiguousarray(targets, dtype=np.int32)
+        if t.shape != (B,) or (t < 0).any():
+            raise ValueError(f"begin_search: targets must be non-negative ints of shape ({B},), got {t.shape}")
+        needed = self.num_nodes.astype(np.int64) + t
+        over = np.flatnonzero(needed > self.capacity)
+        if over.size:
+            b = over[0]
+            raise TreeCapacityError(
+                f"game {b}: {self.num_nodes[b]} nodes in use + {t[b]} simulations exceed the tree capacity "
+                f"of {self.capacity} nodes; raise SearchConfig.max_nodes or reset the tree")
+        for name, arr in (("noise", noise), ("gumbel", gumbel)):
+            if arr is not None and (not isinstance(arr, np.ndarray) or arr.shape != (B, A)
+                                    or arr.dtype != np.float64):
+                raise ValueError(f"begin_search: {name} must be a float64 array of shape ({B}, {A})")
+        if self.gumbel and gumbel is None:
+            raise ValueError("begin_search: a Gumbel tree needs the Gumbel sample `gumbel`")
+        if noise is not None and not 0.0 <= noise_weight <= 1.0:
+            raise ValueError(f"begin_search: noise_weight must lie in [0, 1], got {noise_weight}")
+        for b in range(B):
+            self._sims_target[b] = t[b]
+            self._sims_done[b] = 0
+        if noise is not None:
+            self._noise_arr[:] = noise
+            self.noise_weight = noise_weight
+        if gumbel is not None:
+            self._gumbel_arr[:] = gumbel
+        for b in range(B):
+            self._noise_pending[b] = noise is not None and t[b] > 0 and not self._root_noised[b]
+            if self._n_state[b * self.capacity + ROOT_] == NODE_EXPANDED_:
+                self._prepare_root(b)
+
+    def searching(self):
+        """Whether some game has not reached its simulation target yet (called once per batch step)."""
+        cdef Py_ssize_t b
+        for b in range(self.batch):
+            if self._sims_done[b] < self._sims_target[b]:
+                return True
+        return False
+
+    def advance(self, actions):
+        """Re-root every game b on the child reached by actions[b], keeping that subtree (tree reuse).
+
+        The kept subtree is compacted to the front of the game's arrays (root at id 0, order
+        and statistics preserved), so its room is the capacity minus the kept nodes.
+        NO_ACTION resets game b; an action whose child was never visited starts a fresh tree.
+        """
+        if self._pending_leaves:
+            raise RuntimeError("advance: a batch step is in progress")
+        a_arr = np.asarray(actions)
+        if a_arr.shape != (self.batch,) or not np.issubdtype(a_arr.dtype, np.integer):
+            raise ValueError(f"advance: expected integer actions of shape ({self.batch},), got {a_arr.shape}")
+        cdef Py_ssize_t b, base
+        cdef int32_t a, child
+        for b in range(self.batch):
+            a = a_arr[b]
+            base = b * self.capacity
+            if a == NO_ACTION_:
+                self._reset_game(b)
+                continue
+            if not 0 <= a < self.num_actions:
+                raise ValueError(f"advance: action {a} of game {b} is out of range [0, {self.num_actions})")
+            if self._n_state[base + ROOT_] != NODE_EXPANDED_:
+                self._reset_game(b)
+                continue
+            child = self._c_index[base * self.num_actions + a]
+            if child == ILLEGAL_:
+                raise ValueError(f"advance: action {a} is illegal at the root of game {b}")
+            if child == UNEXPANDED_ or self._n_state[base + child] == NODE_PENDING_:
+                self._reset_game(b)
+            else:
+                with nogil:
+                    self._reroot(b, child)
+
+    cdef void _reroot(self, Py_ssize_t b, int32_t new_root) noexcept nogil:
+        cdef Py_ssize_t base = b * self.capacity, A = self.num_actions
+        cdef Py_ssize_t src_row, dst_row, a
+        cdef int32_t* remap = self._remap
+        cdef int32_t n = self._num_nodes[b], kept = 1, i, j, p, c
+        # Pass 1: a node is kept iff its parent is (descendants have larger ids than ancestors).
+        remap[new_root] = 0
+        for i in range(new_root + 1, n):
+            p = self._n_parent[base + i]
+            if p >= new_root and remap[p] >= 0:
+                remap[i] = kept
+                kept += 1
+            else:
+                remap[i] = -1
+        # Pass 2: move kept nodes down in ascending order (destination id <= source id, never clobbered).
+        for i in range(new_root, n):
+            j = remap[i]
+            if j < 0:
+                continue
+            self._n_visits[base + j] = self._n_visits[base + i]
+            self._n_value_sum[base + j] = self._n_value_sum[base + i]
+            self._n_raw_value[base + j] = self._n_raw_value[base + i]
+            self._n_to_play[base + j] = self._n_to_play[base + i]
+            self._n_state[base + j] = self._n_state[base + i]
+            self._n_in_flight[base + j] = 0
+            if i == new_root:
+                self._n_parent[base + j] = NO_PARENT_
+                self._n_action[base + j] = NO_ACTION_
+            else:
+                self._n_parent[base + j] = remap[self._n_parent[base + i]]
+                self._n_action[base + j] = self._n_action[base + i]
+            src_row = (base + i) * A
+            dst_row = (base + j) * A
+            for a in range(A):
+                c = self._c_index[src_row + a]
+                self._c_index[dst_row + a] = remap[c] if c >= 0 else c
+                self._c_prior[dst_row + a] = self._c_prior[src_row + a]
+                self._c_visits[dst_row + a] = self._c_visits[src_row + a]
+                self._c_value_sum[dst_row + a] = self._c_value_sum[src_row + a]
+        self._num_nodes[b] = kept
+        self._root_noised[b] = 0
+        self._noise_pending[b] = 0
+        self._sims_target[b] = 0
+        self._sims_done[b] = 0
+
+    # ------------------------------------------------------------------ results
+    def root_visits(self):
+        """int32 [B, A]: N(root, a) (0 for illegal or unvisited actions)."""
+        return self.child_visits[:, ROOT_, :].copy()
+
+    def root_prior(self):
+        """float32 [B, A]: the root priors the search used (noise included)."""
+        return self.child_prior[:, ROOT_, :].copy()
+
+    def root_q(self):
+        """float32 [B, A]: Q(root, a) from the root player's view, 0 where unvisited."""
+        n = self.child_visits[:, ROOT_, :]
+        w = self.child_value_sum[:, ROOT_, :]
+        return np.divide(w, n, out=np.zeros(n.shape, np.float64), where=n > 0).astype(np.float32)
+
+    def root_value(self):
+        """float32 [B]: mean backed-up value of each root from its player's view (0 if never visited)."""
+        n = self.node_visits[:, ROOT_]
+        return np.divide(self.node_value_sum[:, ROOT_], n, out=np.zeros(n.shape, np.float64),
+                         where=n > 0).astype(np.float32)
+
+    def root_completed_q(self):
+        """float64 [B, A]: completed Q of every root action (Q if visited, else v_mix); 0 where illegal."""
+        out = np.zeros((self.batch, self.num_actions), np.float64)
+        cdef double[:, ::1] o = out
+        cdef Py_ssize_t b, a
+        cdef int32_t max_n
+        for b in range(self.batch):
+            if self._n_state[b * self.capacity + ROOT_] != NODE_EXPANDED_:
+                continue
+            self._completed_q(b, ROOT_, False, &max_n)
+            for a in range(self.num_actions):
+                if self._c_index[b * self.capacity * self.num_actions + a] != ILLEGAL_:
+                    o[b, a] = self._scratch_q[a] if self._scratch_n[a] > 0 else self._v_mix
+        return out
+
+    def gumbel_result(self):
+        """(improved policy float32 [B, A], action int32 [B]) of a finished Gumbel search.
+
+        policy = softmax(logit + sigma(completed Q)) over the legal root actions (the training target);
+        action = argmax of g + logit + sigma(completed Q) among the most visited actions. A game whose
+        root was never expanded gets a zero policy and NO_ACTION.
+        """
+        if not self.gumbel:
+            raise RuntimeError("gumbel_result: this tree runs PUCT")
+        policy = np.zeros((self.batch, self.num_actions), np.float32)
+        action = np.full(self.batch, NO_ACTION_, np.int32)
+        cdef float[:, ::1] pol = policy
+        cdef int32_t[::1] act = action
+        cdef Py_ssize_t b, a, row
+        cdef int32_t max_n, best_a
+        cdef double best, score
+        cdef const double* s = self._scratch_q
+        with nogil:
+            for b in range(self.batch):
+                row = b * self.capacity * self.num_actions
+                if self._n_state[b * self.capacity + ROOT_] != NODE_EXPANDED_:
+                    continue
+                self._completed_q(b, ROOT_, False, &max_n)
+                self._sigma(b, ROOT_, max_n)
+                best, best_a = -INFINITY, NO_ACTION_
+                for a in range(self.num_actions):
+                    if self._c_index[row + a] != ILLEGAL_ and self._scratch_n[a] == max_n:
+                        score = self._root_score[b * self.num_actions + a] + s[a]
+                        if score > best:
+                            best, best_a = score, a
+                act[b] = best_a
+                self._improved_policy(b, ROOT_, True)
+                for a in range(self.num_actions):
+                    if self._c_index[row + a] != ILLEGAL_:
+                        pol[b, a] = <float>s[a]
+        return policy, action

@@ -1,0 +1,99 @@
+"""Typed configuration of the `search` group (a hydra structured config: one docstring per field).
+
+Defaults are the papers': AlphaZero (Silver et al. 2018) for PUCT and root
+noise, Gumbel AlphaZero (Danihelka et al., ICLR 2022) for the Gumbel root.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+ALGORITHMS = ("puct", "gumbel")
+
+
+@dataclasses.dataclass
+class SearchConfig:
+    """How one move is searched; shared by self-play, arena and benchmarks."""
+
+    simulations: int = 800
+    """Simulations per move and game (leaf evaluations or terminal revisits below the root; the
+    root's own evaluation is not counted)."""
+    algorithm: str = "puct"
+    """'puct' (AlphaZero: PUCT everywhere, Dirichlet noise at the root, visit-count targets) or
+    'gumbel' (Gumbel-top-k + sequential halving at the root, deterministic interior selection,
+    completed-Q improved policy as the target)."""
+    c_base: float = 19652.0
+    """PUCT: c(s) = log((1 + N(s) + c_base) / c_base) + c_init."""
+    c_init: float = 1.25
+    """PUCT: exploration constant at small visit counts (see c_base)."""
+    fpu_reduction: float = 0.0
+    """PUCT first-play urgency: an unvisited child is valued V(parent) - fpu_reduction (0 = the
+    parent's value; Leela Zero uses about 0.25)."""
+    dirichlet_weight: float = 0.25
+    """PUCT: weight of the Dirichlet noise mixed into the root priors (0 disables; arena play
+    should use 0). Ignored by 'gumbel', whose Gumbel sample already explores."""
+    dirichlet_alpha: Optional[float] = None
+    """Fixed Dirichlet concentration (AlphaZero: 0.3 chess, 0.15 shogi, 0.03 Go). None scales it
+    to the position: alpha = dirichlet_alpha_scale / number of legal root moves."""
+    dirichlet_alpha_scale: float = 10.0
+    """Used when dirichlet_alpha is None: alpha = dirichlet_alpha_scale / legal moves (AlphaZero's
+    values are about 10 / typical legal moves: 0.3 chess, 0.03 Go)."""
+    leaves_per_game: int = 1
+    """K: leaves one game contributes per batch step, spread by virtual loss. 1 is exact
+    AlphaZero; K > 1 gives the evaluator K times larger batches for the same number of games."""
+    virtual_loss: float = 1.0
+    """Value a pending (not yet backed up) descent counts as: one visit worth -virtual_loss."""
+    tree_reuse: bool = False
+    """Keep the played move's subtree for the next search (PUCT only: the Gumbel schedule assumes
+    a fresh root). A kept subtree that leaves no room for a full search is dropped."""
+    max_nodes: Optional[int] = None
+    """Tree capacity per game. None: simulations + 1, or 2 * simulations + 1 with tree_reuse."""
+    gumbel_num_considered: int = 16
+    """Gumbel: m, the actions sampled without replacement (Gumbel-top-k) at the root."""
+    gumbel_c_visit: float = 50.0
+    """Gumbel: c_visit in sigma(q) = (c_visit + max_b N(b)) * c_scale * q."""
+    gumbel_c_scale: float = 1.0
+    """Gumbel: c_scale in sigma(q) (see gumbel_c_visit)."""
+    gumbel_rescale_q: bool = True
+    """Gumbel: normalise completed Q to [0, 1] by min-max over the node's legal actions (mctx's
+    default); False maps the known value range [-1, 1] to [0, 1] instead."""
+    temperature: float = 1.0
+    """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
+    action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
+    seed: int = 0
+    """Seed of the search's own random draws (Dirichlet noise, Gumbel sample, move sampling)."""
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first field out of range."""
+        checks = [
+            (self.algorithm in ALGORITHMS, f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}"),
+            (self.simulations >= 1, f"simulations must be >= 1, got {self.simulations}"),
+            (self.c_base > 0, f"c_base must be > 0, got {self.c_base}"),
+            (0.0 <= self.dirichlet_weight <= 1.0, f"dirichlet_weight must lie in [0, 1], got {self.dirichlet_weight}"),
+            (self.dirichlet_alpha is None or self.dirichlet_alpha > 0,
+             f"dirichlet_alpha must be > 0 or None, got {self.dirichlet_alpha}"),
+            (self.dirichlet_alpha_scale > 0, f"dirichlet_alpha_scale must be > 0, got {self.dirichlet_alpha_scale}"),
+            (self.leaves_per_game >= 1, f"leaves_per_game must be >= 1, got {self.leaves_per_game}"),
+            (self.virtual_loss >= 0, f"virtual_loss must be >= 0, got {self.virtual_loss}"),
+            (self.max_nodes is None or self.max_nodes >= self.simulations + 1,
+             f"max_nodes must be >= simulations + 1 = {self.simulations + 1}, got {self.max_nodes}"),
+            (self.gumbel_num_considered >= 1, f"gumbel_num_considered must be >= 1, got {self.gumbel_num_considered}"),
+            (self.gumbel_c_visit >= 0 and self.gumbel_c_scale >= 0, "gumbel_c_visit and gumbel_c_scale must be >= 0"),
+            (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (not (self.tree_reuse and self.algorithm == "gumbel"),
+             "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"SearchConfig: {message}")
+
+    @property
+    def capacity(self) -> int:
+        """Nodes per tree: max_nodes, or the default described there."""
+        if self.max_nodes is not None:
+            return self.max_nodes
+        return (2 if self.tree_reuse else 1) * self.simulations + 1

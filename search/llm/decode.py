@@ -1,0 +1,155 @@
+"""Batched decoding through an LMEngine: greedy, sampling (whole answers or single steps), beam search.
+
+Every generated token is run through the model once (including the last one, so the value head
+can score the finished prefix): a method's generated-token count is the number of tokens it
+produced, the same definition the tree searches use for their expanded nodes.
+
+Sampling draws token t of row r by inverse CDF from uniforms[r, t], which the caller may pass
+(pre-drawn per row from its own seeded stream), so a row's sample does not depend on which
+other rows share the batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from azero.search.llm.engine import LMEngine
+from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, Problem, Task
+
+_NEG = np.float32(-1e30)
+
+
+def log_softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """float64 log-probabilities over the generatable tokens (others -inf) of logits [..., V]."""
+    x = np.where(GENERATABLE, logits.astype(np.float64) / max(temperature, 1e-8), -np.inf)
+    x = x - x.max(axis=-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+
+@dataclasses.dataclass
+class Generation:
+    """Rows of generated continuations."""
+
+    tokens: list[list[int]]
+    """Generated token ids of each row (after its prefix)."""
+    nodes: np.ndarray
+    """int64 [n]: engine node of prefix + generated tokens (every token was fed)."""
+    logprob: np.ndarray
+    """float64 [n]: sum of the model's (temperature 1) log-probabilities of the generated tokens."""
+    done: np.ndarray
+    """bool [n]: the answer is finished (Task.finished), not just the step."""
+
+
+def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
+             temperature: float = 1.0, greedy: bool = False, stop_at_newline: bool = False,
+             uniforms: np.ndarray | None = None, rng: np.random.Generator | None = None,
+             starts: np.ndarray | None = None) -> Generation:
+    """Continue every prefix until its answer is finished (or, with stop_at_newline, its step ends).
+
+    greedy: argmax (lowest token id on ties). Otherwise sample at `temperature` using
+    uniforms [n, task.max_new_tokens] (drawn from `rng` when not given).
+    starts: optional engine nodes of the prefixes (skips the trie walk).
+    """
+    n = len(prefixes)
+    seqs = [list(map(int, p)) for p in prefixes]
+    p_lens = np.asarray(prompt_lens, np.int64)
+    gen_len = np.array([len(s) - pl for s, pl in zip(seqs, p_lens)], np.int64)
+    lines = np.array([sum(1 for t in s[pl:] if t == NEWLINE) for s, pl in zip(seqs, p_lens)], np.int64)
+    if not greedy and uniforms is None:
+        uniforms = (rng if rng is not None else np.random.default_rng()).random((n, task.max_new_tokens))
+    nodes = np.asarray(starts, np.int64) if starts is not None else engine.extend(seqs, p_lens)
+    out_tokens: list[list[int]] = [[] for _ in range(n)]
+    logprob = np.zeros(n, np.float64)
+    done = np.zeros(n, np.bool_)
+    active = np.array([not task.finished(int(g), int(k), s[-1] if g > 0 else -1)
+                       for g, k, s in zip(gen_len, lines, seqs)], np.bool_)
+    done[:] = ~active
+    step = 0
+    while active.any():
+        rows = np.flatnonzero(active)
+        logits = engine.next_logits(nodes[rows])
+        lp_model = log_softmax(logits)
+        if greedy:
+            tok = np.argmax(np.where(GENERATABLE, logits, _NEG), axis=1)
+        else:
+            p = np.exp(log_softmax(logits, temperature))
+            cdf = np.cumsum(p, axis=1)
+            u = uniforms[rows, np.minimum(step, uniforms.shape[1] - 1)]
+            tok = np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(axis=1), p.shape[1] - 1)
+            # Floating error can land on a zero-probability token at the end of the CDF.
+            bad = ~GENERATABLE[tok]
+            if bad.any():
+                tok[bad] = np.argmax(p[bad], axis=1)
+        logprob[rows] += lp_model[np.arange(len(rows)), tok]
+        new_prefixes = []
+        for j, r in enumerate(rows):
+            t = int(tok[j])
+            seqs[r].append(t)
+            out_tokens[r].append(t)
+            gen_len[r] += 1
+            lines[r] += t == NEWLINE
+            new_prefixes.append(seqs[r])
+        nodes[rows] = engine.extend(new_prefixes, p_lens[rows],
+                                    starts=[(int(nodes[r]), len(seqs[r]) - 1) for r in rows])
+        for j, r in enumerate(rows):
+            t = int(tok[j])
+            if task.finished(int(gen_len[r]), int(lines[r]), t):
+                active[r] = False
+                done[r] = True
+            elif stop_at_newline and t == NEWLINE:
+                active[r] = False
+        step += 1
+    return Generation(out_tokens, nodes, logprob, done)
+
+
+def beam_search(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
+    """Token-level beam search by summed log-probability; returns each problem's best finished answer.
+
+    All problems advance in lockstep; each step feeds every live beam's new token (width tokens per
+    problem and step). A finished hypothesis leaves the beam; the search for a problem ends when
+    `width` hypotheses have finished or no live beam is left, and the best finished one (highest
+    log-probability; if none finished, the best live one) is the answer.
+    """
+    if width < 1:
+        raise ValueError(f"width must be >= 1, got {width}")
+    prompts = [list(p.prompt) for p in problems]
+    roots = engine.extend(prompts, [len(p) for p in prompts])
+    # Per problem: live beams (tokens, node, score) and finished (tokens, score).
+    live = [[([], int(roots[i]), 0.0)] for i in range(len(problems))]
+    finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]
+    while any(live):
+        cand_prefix, cand_meta = [], []
+        for i, beams in enumerate(live):
+            if not beams:
+                continue
+            nodes = np.array([b[1] for b in beams])
+            lp = log_softmax(engine.next_logits(nodes))
+            scores = np.array([b[2] for b in beams])[:, None] + lp
+            flat = np.argsort(-scores, axis=None, kind="stable")[:width]
+            for f in flat:
+                bi, t = divmod(int(f), lp.shape[1])
+                if not np.isfinite(scores[bi, t]):
+                    continue
+                toks = beams[bi][0] + [t]
+                cand_prefix.append(prompts[i] + toks)
+                cand_meta.append((i, toks, float(scores[bi, t]), int(beams[bi][1]), len(prompts[i]) + len(toks) - 1))
+        nodes = engine.extend(cand_prefix, [len(prompts[m[0]]) for m in cand_meta],
+                              starts=[(m[3], m[4]) for m in cand_meta])
+        live = [[] for _ in problems]
+        for (i, toks, score, _, _), node in zip(cand_meta, nodes):
+            lines = sum(1 for t in toks if t == NEWLINE)
+            if task.finished(len(toks), lines, toks[-1]):
+                finished[i].append((toks, score))
+            elif len(finished[i]) < width:
+                live[i].append((toks, int(node), score))
+        for i in range(len(problems)):
+            if len(finished[i]) >= width:
+                live[i] = []
+    out = []
+    for i in range(len(problems)):
+        pool = finished[i]
+        out.append(max(pool, key=lambda x: x[1])[0] if pool else [])
+    return out

@@ -1,0 +1,279 @@
+"""The model behind every LLM method: a prefix trie of cached keys/values, and one compute meter.
+
+Every method (greedy, sampling, best-of-N, beam, MCTS at token or step level) asks the engine
+for the next-token logits and value of token prefixes; the engine runs the model only on what it
+has not computed before, so all methods are metered the same way.
+
+Prefix trie. A trie node is one token position of one prefix (a prompt token or a generated
+one): node n stores the token, its parent, its depth (prefix length), the next-token logits and
+the value head's output after that prefix, and the keys/values of its own position in a slot
+of the pools k_pool / v_pool (slot = node id; float32 [L, capacity, H, D]). The keys/values of a
+whole prefix are the slots along its path from the root (`path(n)`, kept per node), gathered
+with one index operation. `extend(prefixes)` finds each prefix's deepest cached ancestor (walking
+the child dictionary {(parent, token): child}), runs one batched forward over just the missing
+suffixes with the ancestors' keys/values as the past, and inserts the new nodes. With
+use_cache=False the engine instead re-encodes every new node's whole prefix (the baseline the KV
+reuse is measured against); the trie then only memoises outputs, never keys/values.
+
+The meter (ComputeMeter) counts, for every forward call:
+    model_calls          batched forward invocations
+    forward_rows         sequences in those calls
+    forward_tokens       token positions actually run through the model (prefill included)
+    forward_tokens_uncached  what re-encoding each computed position's whole prefix would cost:
+                         per row and call, past length + new length
+    prefill_tokens       first computations of prompt positions
+    generated_tokens     first computations of positions after the prompt (tokens the method
+                         produced: decoded, sampled or expanded), whatever they cost to compute
+    wall_s               time spent inside the methods that use the meter's timer
+
+Memory: nodes are never freed individually; callers mark `num_nodes` and `truncate(mark)`
+after a batch (baselines) or `clear()` after a set of problems (searches).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import time
+from typing import Iterator, Sequence
+
+import numpy as np
+import torch
+
+from azero.search.llm.model import TinyGPT
+
+NO_NODE = -1
+"""Parent of a first token; also 'not in the trie'."""
+
+
+@dataclasses.dataclass
+class ComputeMeter:
+    """Compute spent by one method (see the module docstring for each counter)."""
+
+    model_calls: int = 0
+    forward_rows: int = 0
+    forward_tokens: int = 0
+    forward_tokens_uncached: int = 0
+    prefill_tokens: int = 0
+    generated_tokens: int = 0
+    wall_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def copy(self) -> "ComputeMeter":
+        return dataclasses.replace(self)
+
+    def minus(self, other: "ComputeMeter") -> "ComputeMeter":
+        return ComputeMeter(**{k: getattr(self, k) - getattr(other, k) for k in self.to_dict()})
+
+    @contextlib.contextmanager
+    def timer(self) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.wall_s += time.perf_counter() - t0
+
+
+class LMEngine:
+    """A model plus its prefix trie and meter; one engine per thread of work (not thread-safe)."""
+
+    def __init__(self, model: TinyGPT, *, use_cache: bool = True, meter: ComputeMeter | None = None,
+                 capacity: int = 4096):
+        self.model = model.eval()
+        self.cfg = model.cfg
+        self.use_cache = use_cache
+        self.meter = meter if meter is not None else ComputeMeter()
+        self.epoch = 0
+        """Incremented by clear() and truncate(): node ids held elsewhere are valid only within an epoch."""
+        L, H = self.cfg.n_layer, self.cfg.n_head
+        D = self.cfg.d_model // H
+        self._kv_shape = (L, H, D)
+        self._cap = 0
+        self._grow(max(16, capacity))
+        self.num_nodes = 0
+        self._children: dict[tuple[int, int], int] = {}
+        self._paths: list[np.ndarray] = []
+
+    # ------------------------------------------------------------------ storage
+    def _grow(self, cap: int) -> None:
+        L, H, D = self._kv_shape
+        V = self.cfg.vocab_size
+        old = self._cap
+        parent = np.full(cap, NO_NODE, np.int64)
+        token = np.zeros(cap, np.int64)
+        depth = np.zeros(cap, np.int64)
+        logits = np.zeros((cap, V), np.float32)
+        value = np.zeros(cap, np.float32)
+        k_pool = torch.zeros(L, cap if self.use_cache else 1, H, D)
+        v_pool = torch.zeros_like(k_pool)
+        if old:
+            parent[:old], token[:old], depth[:old] = self.parent[:old], self.token[:old], self.depth[:old]
+            logits[:old], value[:old] = self.logits_table[:old], self.value_table[:old]
+            if self.use_cache:
+                k_pool[:, :old], v_pool[:, :old] = self.k_pool, self.v_pool
+        self.parent, self.token, self.depth = parent, token, depth
+        self.logits_table, self.value_table = logits, value
+        """float32 [capacity, V] / [capacity]: next-token logits and P(correct) after each node's prefix."""
+        self.k_pool, self.v_pool = k_pool, v_pool
+        self._cap = cap
+
+    def clear(self) -> None:
+        """Forget every node (the meter keeps counting)."""
+        self.num_nodes = 0
+        self._children.clear()
+        self._paths.clear()
+        self.epoch += 1
+
+    def truncate(self, mark: int) -> None:
+        """Forget the nodes created since num_nodes was `mark` (children always outlive no parent)."""
+        if not 0 <= mark <= self.num_nodes:
+            raise ValueError(f"truncate: mark {mark} outside [0, {self.num_nodes}]")
+        for n in range(mark, self.num_nodes):
+            del self._children[(int(self.parent[n]), int(self.token[n]))]
+        del self._paths[mark:]
+        self.num_nodes = mark
+        self.epoch += 1
+
+    def path(self, node: int) -> np.ndarray:
+        """int64 [depth]: node ids of the prefix ending at `node`, first token first."""
+        return self._paths[node]
+
+    def tokens_of(self, node: int) -> np.ndarray:
+        return self.token[self._paths[node]]
+
+    def child(self, node: int, token: int) -> int:
+        """The node of prefix(node) + [token], or NO_NODE if not computed."""
+        return self._children.get((node, token), NO_NODE)
+
+    # ------------------------------------------------------------------ lookups and forward
+    def find(self, tokens: Sequence[int], start: int = NO_NODE, start_len: int = 0) -> tuple[int, int]:
+        """(deepest cached node on `tokens`' path, its depth), walking down from `start` at depth start_len."""
+        node, depth = start, start_len
+        get = self._children.get
+        for t in tokens[start_len:]:
+            nxt = get((node, int(t)))
+            if nxt is None:
+                break
+            node, depth = nxt, depth + 1
+        return node, depth
+
+    def extend(self, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
+               starts: Sequence[tuple[int, int]] | None = None) -> np.ndarray:
+        """int64 [n]: the node of every prefix, computing whatever is missing in one forward call.
+
+        prompt_lens[i]: how many leading tokens of prefixes[i] are prompt (for the meter).
+        starts[i]: an optional (node, depth) already known to lie on prefixes[i]'s path.
+        """
+        n = len(prefixes)
+        out = np.empty(n, np.int64)
+        todo: list[tuple[int, int, int]] = []  # (row, cached node, cached depth)
+        for i, prefix in enumerate(prefixes):
+            if len(prefix) == 0:
+                raise ValueError("extend: empty prefix (every sequence starts with <bos>)")
+            s_node, s_len = starts[i] if starts is not None else (NO_NODE, 0)
+            node, depth = self.find(prefix, s_node, s_len)
+            if depth == len(prefix):
+                out[i] = node
+            else:
+                todo.append((i, node, depth))
+        if todo:
+            self._compute(prefixes, prompt_lens, todo, out)
+        return out
+
+    def _compute(self, prefixes, prompt_lens, todo, out) -> None:
+        cfg = self.cfg
+        rows = len(todo)
+        if self.use_cache:
+            starts = [d for _, _, d in todo]
+        else:
+            starts = [0] * rows  # re-encode the whole prefix
+        lens = [len(prefixes[i]) - s for (i, _, _), s in zip(todo, starts)]
+        T = max(lens)
+        P = max(starts) if self.use_cache else 0
+        if max(len(prefixes[i]) for i, _, _ in todo) > cfg.max_len:
+            raise ValueError(f"extend: a prefix is longer than the model's max_len {cfg.max_len}")
+        tokens = np.zeros((rows, T), np.int64)
+        positions = np.zeros((rows, T), np.int64)
+        new_valid = np.zeros((rows, T), np.bool_)
+        past_idx = np.zeros((rows, max(P, 1)), np.int64)
+        past_valid = np.zeros((rows, max(P, 1)), np.bool_)
+        for r, ((i, node, depth), s, ln) in enumerate(zip(todo, starts, lens)):
+            tokens[r, :ln] = prefixes[i][s:]
+            positions[r, :ln] = np.arange(s, s + ln)
+            positions[r, ln:] = s  # padding: any valid position
+            new_valid[r, :ln] = True
+            if self.use_cache and depth:
+                past_idx[r, :depth] = self._paths[node]
+                past_valid[r, :depth] = True
+        past = None
+        if P:
+            idx = torch.from_numpy(past_idx)
+            # [L, rows, P, H, D] -> [L, rows, H, P, D]
+            past = (self.k_pool[:, idx].transpose(2, 3), self.v_pool[:, idx].transpose(2, 3),
+                    torch.from_numpy(past_valid))
+        with torch.no_grad():
+            logits, hidden, (k_new, v_new) = self.model(
+                torch.from_numpy(tokens), positions=torch.from_numpy(positions), past=past,
+                new_valid=torch.from_numpy(new_valid))
+            values = self.model.value(hidden)
+        m = self.meter
+        m.model_calls += 1
+        m.forward_rows += rows
+        m.forward_tokens += int(sum(lens))
+        m.forward_tokens_uncached += int(sum(s + ln for s, ln in zip(starts, lens)))
+
+        # Insert the computed positions that are new to the trie (a row whose prefix shares new
+        # positions with an earlier row of the same call reuses that row's nodes).
+        logits_np = logits.numpy()
+        values_np = values.numpy()
+        new_ids, src_r, src_t = [], [], []
+        children = self._children
+        for r, ((i, node, depth), s, ln) in enumerate(zip(todo, starts, lens)):
+            prefix = prefixes[i]
+            p_len = int(prompt_lens[i])
+            # Positions up to `depth` are already in the trie (only recomputed without a cache).
+            cur = node
+            for pos in range(depth, s + ln):
+                t = int(prefix[pos])
+                nxt = children.get((cur, t))
+                if nxt is None:
+                    nxt = self._new_node(cur, t, pos + 1)
+                    children[(cur, t)] = nxt
+                    col = pos - s
+                    self.logits_table[nxt] = logits_np[r, col]
+                    self.value_table[nxt] = values_np[r, col]
+                    new_ids.append(nxt)
+                    src_r.append(r)
+                    src_t.append(col)
+                    if pos < p_len:
+                        m.prefill_tokens += 1
+                    else:
+                        m.generated_tokens += 1
+                cur = nxt
+            out[i] = cur
+        if self.use_cache and new_ids:
+            ids = torch.as_tensor(new_ids)
+            rr, tt = torch.as_tensor(src_r), torch.as_tensor(src_t)
+            # k_new [L, rows, H, T, D] -> [rows, T, L, H, D] -> the (row, position) pairs [n, L, H, D]
+            self.k_pool[:, ids] = k_new.permute(1, 3, 0, 2, 4)[rr, tt].transpose(0, 1)
+            self.v_pool[:, ids] = v_new.permute(1, 3, 0, 2, 4)[rr, tt].transpose(0, 1)
+
+    def _new_node(self, parent: int, token: int, depth: int) -> int:
+        n = self.num_nodes
+        if n >= self._cap:
+            self._grow(2 * self._cap)
+        self.parent[n], self.token[n], self.depth[n] = parent, token, depth
+        self._paths.append(np.append(self._paths[parent], n) if parent != NO_NODE else np.array([n], np.int64))
+        self.num_nodes = n + 1
+        return n
+
+    # ------------------------------------------------------------------ outputs
+    def next_logits(self, nodes: np.ndarray) -> np.ndarray:
+        """float32 [n, V]: next-token logits after each node's prefix."""
+        return self.logits_table[np.asarray(nodes, np.int64)]
+
+    def values(self, nodes: np.ndarray) -> np.ndarray:
+        """float32 [n]: the value head's P(correct) after each node's prefix."""
+        return self.value_table[np.asarray(nodes, np.int64)]

@@ -1,0 +1,317 @@
+"""Tasks with exact verifiers for the LLM-step adapter: a character vocabulary, seeded problem
+generators with disjoint train / test splits, and verifiers that never raise.
+
+Countdown (the main task): reach a target from n numbers (3 by default, 4 supported) with
++ - * /, every number used exactly once, every intermediate result a positive integer. The
+answer is one equation per line (a step), the last line ends with <eos>:
+
+    prompt   <bos>3,5,7:8\\n
+    answer   7-5=2\\n2*4=8<eos>          (here 4 is not a given number: reward 0)
+
+The verifier needs only the problem statement, not a hidden answer, so a search may use it at
+its terminal nodes (`Task.self_checkable`).
+
+Arith (the second task): compute a*b+c (a two-digit, b one-digit, c two-digit), written as two
+steps, `47*8=376\\n376+65=441<eos>`. Reward 1 when the number after the last '=' is the true
+value. Its verifier computes the answer, so using it inside a search would hand the search the
+answer: `self_checkable` is False and searches must rely on the value head there.
+
+Splits: a problem's identity (the multiset of numbers and the target; a, b, c for arith) is
+hashed with BLAKE2b; 20% of identities are test problems, the rest train. The split is a property
+of the problem, so no test problem is ever trained on, whatever seeds are used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import re
+from typing import Sequence
+
+import numpy as np
+
+# ---------------------------------------------------------------- vocabulary
+PAD, BOS, EOS = 0, 1, 2
+SPECIALS = ("<pad>", "<bos>", "<eos>")
+CHARS = "0123456789+-*/=,:\n"
+VOCAB: tuple[str, ...] = SPECIALS + tuple(CHARS)
+VOCAB_SIZE = len(VOCAB)
+NEWLINE = VOCAB.index("\n")
+GENERATABLE = np.array([t not in (PAD, BOS) for t in range(VOCAB_SIZE)])
+"""bool [V]: tokens a model may produce (never <pad> or <bos>)."""
+_CHAR_TO_ID = {c: i for i, c in enumerate(VOCAB) if i >= len(SPECIALS)}
+
+
+def encode_text(text: str) -> list[int]:
+    """Token ids of `text` (characters only; raises ValueError on a character outside the vocabulary)."""
+    try:
+        return [_CHAR_TO_ID[c] for c in text]
+    except KeyError as e:
+        raise ValueError(f"character {e.args[0]!r} is not in the vocabulary {CHARS!r}") from None
+
+
+def decode_tokens(tokens: Sequence[int]) -> str:
+    """Text of the generated tokens up to (not including) the first <eos>; other specials are dropped."""
+    out = []
+    for t in tokens:
+        t = int(t)
+        if t == EOS:
+            break
+        if len(SPECIALS) <= t < VOCAB_SIZE:
+            out.append(VOCAB[t])
+    return "".join(out)
+
+
+def _split_of(key: str, test_fraction: float) -> str:
+    h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
+    return "test" if (h % 10_000) < test_fraction * 10_000 else "train"
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """One task instance: the prompt tokens (starting with <bos>), and what the verifier needs."""
+
+    key: str
+    """Identity of the problem (decides the split; equal keys are the same problem)."""
+    prompt: tuple[int, ...]
+    numbers: tuple[int, ...]
+    target: int
+
+
+# Equation line: operands and result are non-negative integers without leading zeros.
+_LINE = re.compile(r"(0|[1-9][0-9]*)([+\-*/])(0|[1-9][0-9]*)=(0|[1-9][0-9]*)")
+# Longest numeral the verifiers read: bounds int() work on adversarial model outputs.
+_MAX_DIGITS = 12
+
+
+def _apply_op(a: int, op: str, b: int) -> int | None:
+    """Countdown arithmetic: the result if it is a positive integer, else None."""
+    if op == "+":
+        r = a + b
+    elif op == "-":
+        r = a - b
+    elif op == "*":
+        r = a * b
+    elif b != 0 and a % b == 0:
+        r = a // b
+    else:
+        return None
+    return r if r > 0 else None
+
+
+class Task:
+    """A task: generator, verifier and answer formatting. Subclasses fill the hooks."""
+
+    name: str = ""
+    self_checkable: bool = False
+    """True when the verifier needs only the prompt (a search may use it at terminal nodes)."""
+    max_new_tokens: int = 32
+    """Token limit of an answer (a generation reaching it is terminal)."""
+    max_steps: int = 4
+    """Step (line) limit of an answer."""
+    test_fraction: float = 0.2
+
+    # -- hooks
+    def _random_problem(self, rng: np.random.Generator) -> Problem:
+        raise NotImplementedError
+
+    def solutions(self, problem: Problem) -> list[str]:
+        """Every canonical correct answer text (without <eos>), for training targets."""
+        raise NotImplementedError
+
+    def verify(self, problem: Problem, text: str) -> float:
+        """1.0 if `text` (the generated answer, up to <eos>) is correct, else 0.0; never raises."""
+        raise NotImplementedError
+
+    def answer_key(self, problem: Problem, text: str) -> str:
+        """What majority voting compares: the final answer of `text` (normalised); '' if none."""
+        raise NotImplementedError
+
+    # -- shared
+    def finished(self, n_generated: int, n_lines: int, last_token: int) -> bool:
+        """Whether an answer is over: <eos>, the step limit (n_lines newlines written) or the token limit."""
+        return last_token == EOS or n_lines >= self.max_steps or n_generated >= self.max_new_tokens
+
+    def split_of(self, problem: Problem) -> str:
+        return _split_of(f"{self.name}:{problem.key}", self.test_fraction)
+
+    def problems(self, split: str, n: int, *, seed: int, distinct: bool = True) -> list[Problem]:
+        """n problems of `split` ('train' or 'test') drawn from a generator seeded by `seed`.
+
+        distinct: no problem twice (raises ValueError if the split has fewer than n problems).
+        """
+        if split not in ("train", "test"):
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        rng = np.random.default_rng([seed, 1 if split == "test" else 0])
+        out: list[Problem] = []
+        seen: set[str] = set()
+        tries = 0
+        while len(out) < n:
+            tries += 1
+            if tries > 200 * n + 10_000:
+                raise ValueError(f"{self.name}: could not draw {n} distinct {split} problems "
+                                 f"(found {len(out)}); ask for fewer")
+            p = self._random_problem(rng)
+            if self.split_of(p) != split or (distinct and p.key in seen):
+                continue
+            seen.add(p.key)
+            out.append(p)
+        return out
+
+    def verify_tokens(self, problem: Problem, tokens: Sequence[int]) -> float:
+        """verify() of generated token ids (decoded up to the first <eos>); never raises."""
+        try:
+            return self.verify(problem, decode_tokens(tokens))
+        except Exception:  # noqa: BLE001 - a verifier bug must not crash a search; counts as wrong
+            return 0.0
+
+    def training_sequence(self, problem: Problem, rng: np.random.Generator) -> list[int]:
+        """prompt + one correct answer (uniform over solutions()) + <eos>."""
+        sols = self.solutions(problem)
+        text = sols[int(rng.integers(len(sols)))]
+        return list(problem.prompt) + encode_text(text) + [EOS]
+
+
+class Countdown(Task):
+    """Countdown over `n_numbers` numbers in [1, max_number], targets in [1, max_target]."""
+
+    self_checkable = True
+
+    def __init__(self, n_numbers: int = 3, max_number: int = 10, max_target: int = 40):
+        if n_numbers not in (3, 4):
+            raise ValueError(f"countdown supports 3 or 4 numbers, got {n_numbers}")
+        self.n_numbers, self.max_number, self.max_target = n_numbers, max_number, max_target
+        self.name = f"countdown{n_numbers}"
+        self.max_steps = n_numbers - 1  # every correct answer has exactly n - 1 lines
+        self.max_new_tokens = 12 * (n_numbers - 1)
+        self._solution_cache: dict[tuple[tuple[int, ...], int], list[str]] = {}
+
+    @staticmethod
+    def _search(pool: tuple[int, ...], target: int, lines: list[str], out: list[str]) -> None:
+        """Every sequence of equations combining `pool` into exactly [target] (canonical: a >= b)."""
+        if len(pool) == 1:
+            if pool[0] == target:
+                out.append("\n".join(lines))
+            return
+        for i, j in itertools.combinations(range(len(pool)), 2):
+            a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
+            rest = tuple(x for k, x in enumerate(pool) if k not in (i, j))
+            for op in "+-*/":
+                r = _apply_op(a, op, b)
+                if r is not None:
+                    Countdown._search(rest + (r,), target, lines + [f"{a}{op}{b}={r}"], out)
+
+    def _reachable(self, numbers: tuple[int, ...]) -> list[int]:
+        found: set[int] = set()
+
+        def walk(pool: tuple[int, ...]) -> None:
+            if len(pool) == 1:
+                found.add(pool[0])
+                return
+            for i, j in itertools.combinations(range(len(pool)), 2):
+                a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
+                rest = tuple(x for k, x in enumerate(pool) if k not in (i, j))
+                for op in "+-*/":
+                    r = _apply_op(a, op, b)
+                    if r is not None:
+                        walk(rest + (r,))
+
+        walk(numbers)
+        return sorted(t for t in found if 1 <= t <= self.max_target)
+
+    def _random_problem(self, rng: np.random.Generator) -> Problem:
+        while True:
+            numbers = tuple(int(x) for x in rng.integers(1, self.max_number + 1, size=self.n_numbers))
+            targets = self._reachable(numbers)
+            if targets:
+                break
+        target = int(targets[int(rng.integers(len(targets)))])
+        key = ",".join(map(str, sorted(numbers))) + f":{target}"
+        prompt = [BOS] + encode_text(",".join(map(str, numbers)) + f":{target}\n")
+        return Problem(key=key, prompt=tuple(prompt), numbers=numbers, target=target)
+
+    def solutions(self, problem: Problem) -> list[str]:
+        k = (tuple(sorted(problem.numbers)), problem.target)
+        if k not in self._solution_cache:
+            out: list[str] = []
+            self._search(k[0], k[1], [], out)
+            self._solution_cache[k] = sorted(set(out))
+        return self._solution_cache[k]
+
+    def verify(self, problem: Problem, text: str) -> float:
+        if not isinstance(text, str) or len(text) > 4 * self.max_new_tokens:
+            return 0.0
+        pool = list(problem.numbers)
+        lines = text.split("\n")
+        if len(lines) != len(problem.numbers) - 1:
+            return 0.0
+        for line in lines:
+            m = _LINE.fullmatch(line)
+            if m is None or any(len(g) > _MAX_DIGITS for g in (m.group(1), m.group(3), m.group(4))):
+                return 0.0
+            a, op, b, r = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
+            if _apply_op(a, op, b) != r:
+                return 0.0
+            for x in (a, b):
+                if x not in pool:
+                    return 0.0
+                pool.remove(x)
+            pool.append(r)
+        return 1.0 if pool == [problem.target] else 0.0
+
+    def answer_key(self, problem: Problem, text: str) -> str:
+        # Every Countdown answer ends in the target, so votes compare whole solutions, each line
+        # with its operands sorted and the lines in order: the most frequent way to solve it.
+        lines = []
+        for line in text.split("\n"):
+            m = _LINE.fullmatch(line)
+            if m is None:
+                return ""
+            a, b = sorted((m.group(1), m.group(3)), key=lambda s: (len(s), s))
+            lines.append(f"{a}{m.group(2)}{b}={m.group(4)}")
+        return "\n".join(lines)
+
+
+class Arith(Task):
+    """a*b+c with a in [10, 99], b in [2, 9], c in [10, 99], written as two steps."""
+
+    name = "arith"
+    self_checkable = False
+    max_new_tokens = 20
+    max_steps = 3
+
+    def _random_problem(self, rng: np.random.Generator) -> Problem:
+        a, b, c = int(rng.integers(10, 100)), int(rng.integers(2, 10)), int(rng.integers(10, 100))
+        prompt = [BOS] + encode_text(f"{a}*{b}+{c}:\n")
+        return Problem(key=f"{a}*{b}+{c}", prompt=tuple(prompt), numbers=(a, b, c), target=a * b + c)
+
+    def solutions(self, problem: Problem) -> list[str]:
+        a, b, c = problem.numbers
+        return [f"{a}*{b}={a * b}\n{a * b}+{c}={a * b + c}"]
+
+    def verify(self, problem: Problem, text: str) -> float:
+        key = self.answer_key(problem, text)
+        return 1.0 if key and int(key) == problem.target else 0.0
+
+    def answer_key(self, problem: Problem, text: str) -> str:
+        if not isinstance(text, str):
+            return ""
+        tail = text.rsplit("=", 1)[-1] if "=" in text else ""
+        if not re.fullmatch(r"0|[1-9][0-9]*", tail) or len(tail) > _MAX_DIGITS:
+            return ""
+        return tail
+
+
+TASKS = ("countdown", "countdown4", "arith")
+
+
+def make_task(name: str) -> Task:
+    """'countdown' (3 numbers), 'countdown4' (4 numbers) or 'arith'."""
+    if name == "countdown":
+        return Countdown(3)
+    if name == "countdown4":
+        return Countdown(4, max_number=10, max_target=60)
+    if name == "arith":
+        return Arith()
+    raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")

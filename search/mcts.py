@@ -1,0 +1,227 @@
+"""Batched MCTS driver: B games searched in lockstep around the Cython tree (azero.search._mcts).
+
+One batch step crosses Python once:
+
+    tree.select()                      up to K leaves per game; action paths [M, L]
+    roots.take(games).apply_paths()    the game layer replays the paths from the roots
+    legal_mask / terminal / to_play / encode   into preallocated buffers
+    evaluator.evaluate(obs, legal)     one call for all M leaves (terminal leaves skipped:
+                                       their exact outcome is backed up instead)
+    tree.expand_and_backup(...)
+
+Values are from the view of the player to move (see azero.games.base); a
+terminal leaf's value is value_for_player_to_move(outcome, to_play) and the
+tree negates it on the way up wherever the player to move changes.
+
+Usage:
+    search = MCTS(game.spec, evaluator, SearchConfig(simulations=200), batch_size=B)
+    result = search.run(roots)                    # roots: States of B positions
+    actions = search.choose_actions(result, temperature=1.0)
+    roots.apply(actions); search.advance(actions)  # tree reuse, if configured
+
+With tree_reuse the caller keeps `roots` in step with the trees: after run(),
+apply the same actions to both (advance with NO_ACTION for a game that restarts).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from azero.games.base import NO_ACTION, GameSpec, States, value_for_player_to_move
+from azero.search._mcts import EvaluatorOutputError, SearchTree, TreeCapacityError
+from azero.search.config import SearchConfig
+from azero.search.evaluators import check_output
+from azero.search.gumbel import considered_visits_table
+from azero.search.noise import dirichlet_noise, gumbel_noise
+from azero.search.result import SearchResult, most_visited, sample_by_visits, visit_policy
+
+__all__ = ["MCTS", "SearchResult", "TreeCapacityError", "EvaluatorOutputError"]
+
+
+class MCTS:
+    """Searches a batch of `batch_size` positions of one game; owns its tree and buffers.
+
+    One MCTS object is driven by one thread at a time; independent objects can run in
+    parallel threads (the tree and the native games release the GIL).
+    """
+
+    def __init__(self, spec: GameSpec, evaluator, config: SearchConfig | None = None, *, batch_size: int):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.spec = spec
+        self.evaluator = evaluator
+        self.config = config = config if config is not None else SearchConfig()
+        config.validate()
+        self.batch_size = batch_size
+        self._gumbel = config.algorithm == "gumbel"
+        capacity = config.capacity
+        num_actions = spec.num_actions
+        # A path from the root never has more moves than a whole game (nor more edges than nodes).
+        max_depth = max(1, min(capacity - 1, spec.max_moves))
+        table = considered_visits_table(config.gumbel_num_considered, config.simulations) if self._gumbel else None
+        self.tree = SearchTree(
+            batch_size, capacity, num_actions, max_depth, leaves_per_game=config.leaves_per_game,
+            gumbel=self._gumbel, c_base=config.c_base, c_init=config.c_init, fpu_reduction=config.fpu_reduction,
+            virtual_loss=config.virtual_loss, c_visit=config.gumbel_c_visit, c_scale=config.gumbel_c_scale,
+            rescale_q=config.gumbel_rescale_q, gumbel_table=table)
+        self._rng = np.random.default_rng(config.seed)
+        self._needs_states = bool(getattr(evaluator, "needs_states", False))
+
+        # Step buffers for up to B * K leaves, allocated once; steps use their leading rows.
+        slots = batch_size * config.leaves_per_game
+        self._legal = np.zeros((slots, num_actions), np.bool_)
+        self._legal_u8 = self._legal.view(np.uint8)
+        self._terminal = np.zeros(slots, np.bool_)
+        self._terminal_u8 = self._terminal.view(np.uint8)
+        self._to_play = np.zeros(slots, np.int8)
+        self._outcome = np.zeros(slots, np.float32)
+        self._obs = np.zeros((slots, *spec.obs_shape), np.float32)
+        self._priors = np.zeros((slots, num_actions), np.float32)
+        self._values = np.zeros(slots, np.float32)
+        self._views: dict[tuple[int, int], tuple] = {}
+        self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "reuse_dropped": 0}
+        """Counters since construction: batch steps, leaves, evaluator rows, reused trees dropped for room."""
+
+    # ------------------------------------------------------------------ public API
+    def reset(self, index=None) -> None:
+        """Forget the trees of the games in `index` (all when None)."""
+        self.tree.reset(index)
+
+    def run(self, roots: States, *, active: np.ndarray | None = None, simulations: int | None = None) -> SearchResult:
+        """Search every root (config.simulations each, or `simulations`) and return the root statistics.
+
+        Terminal roots and games with active[b] False are skipped (zero rows, NO_ACTION).
+        Without tree reuse every search starts from fresh trees.
+        """
+        cfg = self.config
+        B = self.batch_size
+        if len(roots) != B:
+            raise ValueError(f"run: expected {B} root positions, got {len(roots)}")
+        sims = cfg.simulations if simulations is None else int(simulations)
+        if sims < 0 or (self._gumbel and sims != cfg.simulations):
+            raise ValueError(f"run: simulations must be >= 0 (and equal config.simulations for Gumbel), got {sims}")
+        live = ~roots.terminal()
+        if active is not None:
+            live &= np.asarray(active, dtype=bool).reshape(B)
+        targets = np.where(live, sims, 0).astype(np.int32)
+
+        if cfg.tree_reuse:
+            # A kept subtree that leaves too little room for this search is dropped (documented in SearchConfig).
+            short = np.flatnonzero(self.tree.num_nodes.astype(np.int64) + targets > self.tree.capacity)
+            if short.size:
+                self.tree.reset(short)
+                self.stats["reuse_dropped"] += int(short.size)
+        else:
+            self.tree.reset()
+
+        noise = gumbel = None
+        if self._gumbel:
+            gumbel = gumbel_noise(self._rng, B, self.spec.num_actions)
+        elif cfg.dirichlet_weight > 0:
+            noise = dirichlet_noise(self._rng, roots.legal_mask(), alpha=cfg.dirichlet_alpha,
+                                    alpha_scale=cfg.dirichlet_alpha_scale)
+        self.tree.begin_search(targets, noise, cfg.dirichlet_weight, gumbel)
+
+        while self.tree.searching():
+            self._step(roots)
+        return self._result()
+
+    def choose_actions(self, result: SearchResult, temperature: float | None = None) -> np.ndarray:
+        """int32 [B]: moves to play. PUCT: sampled from N^(1/T) (T from the config when None; T=0 is
+        result.action). Gumbel: always result.action, the paper's deterministic choice."""
+        if self._gumbel:
+            return result.action.copy()
+        t = self.config.temperature if temperature is None else temperature
+        return sample_by_visits(result.visits, t, self._rng)
+
+    def advance(self, actions: np.ndarray) -> None:
+        """Tell the trees which move each game played (NO_ACTION: the game restarts).
+
+        With tree reuse the played move's subtree becomes the next root; otherwise this only
+        forgets the trees (run() would anyway).
+        """
+        if self.config.tree_reuse:
+            self.tree.advance(np.asarray(actions))
+        else:
+            self.tree.reset()
+
+    # ------------------------------------------------------------------ one batch step
+    def _step(self, roots: States) -> None:
+        tree = self.tree
+        m, length = tree.select()
+        self.stats["steps"] += 1
+        if m == 0:
+            return  # every descent ended in a known terminal node, already backed up
+        try:
+            self._evaluate_leaves(roots, m, length)
+        except BaseException:
+            tree.abort_step()  # the tree stays exactly as before this step
+            raise
+        self.stats["leaves"] += m
+
+    def _step_views(self, m: int, length: int):
+        """Views of the first m rows of the step buffers (and the [m, L] paths), cached: each step of a
+        search has nearly always the same (m, L), and building six views costs more than a lookup."""
+        key = (m, length)
+        views = self._views.get(key)
+        if views is None:
+            if len(self._views) > 1024:
+                self._views.clear()
+            tree = self.tree
+            views = self._views[key] = (
+                tree.leaf_game[:m], tree.paths[: m * length].reshape(m, length), self._legal[:m],
+                self._terminal[:m], self._to_play[:m], self._obs[:m])
+        return views
+
+    def _evaluate_leaves(self, roots: States, m: int, length: int) -> None:
+        tree = self.tree
+        games, paths, legal, terminal, to_play, obs = self._step_views(m, length)
+        leaves = roots.take(games)
+        if length:
+            leaves.apply_paths(paths)
+        leaves.legal_mask(out=legal)
+        leaves.terminal(out=terminal)
+        leaves.to_play(out=to_play)
+        n_terminal = int(np.count_nonzero(terminal))
+        if n_terminal == 0:
+            leaves.encode(out=obs)
+            priors, values = self._evaluate(obs, legal, leaves)
+        else:
+            # Terminal leaves get their exact outcome; only the others go to the evaluator.
+            outcome = leaves.outcome(out=self._outcome[:m])
+            priors, values = self._priors, self._values
+            values[:m] = value_for_player_to_move(outcome, to_play)
+            if n_terminal < m:
+                live = np.flatnonzero(~terminal)
+                sub = leaves.take(live)
+                obs = sub.encode(out=self._obs[: len(live)])
+                p, v = self._evaluate(obs, legal[live], sub)
+                priors[live] = p
+                values[live] = v
+        tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
+
+    def _evaluate(self, obs: np.ndarray, legal: np.ndarray, states: States):
+        self.stats["evaluated"] += len(obs)
+        if self._needs_states:
+            out = self.evaluator.evaluate(obs, legal, states=states)
+        else:
+            out = self.evaluator.evaluate(obs, legal)
+        if not isinstance(out, tuple) or len(out) != 2:
+            raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
+        return check_output(out[0], out[1], len(obs), self.spec.num_actions)
+
+    def _result(self) -> SearchResult:
+        tree = self.tree
+        visits = tree.root_visits()
+        if self._gumbel:
+            policy, action = tree.gumbel_result()
+        else:
+            policy, action = visit_policy(visits), most_visited(visits)
+        result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
+                              value=tree.root_value(), action=action, simulations=tree.sims_done.copy())
+        skipped = tree.sims_target == 0  # a reused tree may hold statistics of a root that was not searched
+        if skipped.any():
+            for field in ("visits", "policy", "q", "prior", "value"):
+                getattr(result, field)[skipped] = 0
+            result.action[skipped] = NO_ACTION
+        return result

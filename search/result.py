@@ -1,0 +1,66 @@
+"""What one search returns, and move choice from it (shared by the Cython driver and the reference twin)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from azero.games.base import NO_ACTION
+
+
+@dataclasses.dataclass
+class SearchResult:
+    """Root statistics of B searches; rows of games that were not searched are zero / NO_ACTION."""
+
+    visits: np.ndarray
+    """int32 [B, A]: N(root, a)."""
+    policy: np.ndarray
+    """float32 [B, A]: the policy training target. PUCT: visit distribution; Gumbel: the improved
+    policy softmax(logit + sigma(completed Q)) over the legal actions."""
+    q: np.ndarray
+    """float32 [B, A]: Q(root, a) from the view of the player to move at the root; 0 where unvisited."""
+    prior: np.ndarray
+    """float32 [B, A]: root priors as searched (after Dirichlet noise)."""
+    value: np.ndarray
+    """float32 [B]: mean backed-up root value, player to move's view."""
+    action: np.ndarray
+    """int32 [B]: the deterministic move. PUCT: most visited (lowest index on ties); Gumbel: argmax of
+    g + logit + sigma(completed Q) among the most visited actions (the paper's choice)."""
+    simulations: np.ndarray
+    """int32 [B]: simulations run in this search (0 for terminal or inactive roots)."""
+
+
+def visit_policy(visits: np.ndarray) -> np.ndarray:
+    """float32 [B, A]: visits normalised per row (all-zero rows stay zero)."""
+    total = visits.sum(axis=1, keepdims=True)
+    return (visits / np.maximum(total, 1)).astype(np.float32)
+
+
+def most_visited(visits: np.ndarray) -> np.ndarray:
+    """int32 [B]: argmax of visits, lowest action index on ties; NO_ACTION for all-zero rows."""
+    action = np.argmax(visits, axis=1).astype(np.int32)
+    action[visits.max(axis=1) <= 0] = NO_ACTION
+    return action
+
+
+def sample_by_visits(visits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:
+    """int32 [B]: action b drawn with probability proportional to visits[b]^(1/temperature).
+
+    temperature 0 is most_visited. One uniform draw per row (inverse CDF), so the
+    consumption of `rng` does not depend on the visit counts.
+    """
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    u = rng.random(len(visits))
+    if temperature == 0:
+        return most_visited(visits)
+    top = np.maximum(visits.max(axis=1, keepdims=True), 1).astype(np.float64)
+    # Normalising by the max keeps N^(1/T) finite for small T.
+    weights = (visits / top) ** (1.0 / temperature)
+    cdf = np.cumsum(weights, axis=1)
+    total = cdf[:, -1:]
+    action = (cdf <= u[:, None] * total).sum(axis=1).astype(np.int32)
+    action = np.minimum(action, visits.shape[1] - 1)
+    action[total[:, 0] <= 0] = NO_ACTION
+    return action
