@@ -193,6 +193,16 @@ cdef inline Py_ssize_t round8(Py_ssize_t x) noexcept nogil:
     return (x + 7) & ~(<Py_ssize_t>7)
 
 
+cdef inline void copy_state(char* dst, const char* src, const Geo* g) noexcept nogil:
+    """Copy one state block up to the last hash of its history.
+
+    The history is the last field and only hist[0..num_moves] is ever read, so the
+    unused tail (most of it early in a game) is skipped: search copies a state per leaf.
+    """
+    cdef Py_ssize_t used = g.off_hist + 8 * (<Py_ssize_t>(<const Header*>src).num_moves + 1)
+    memcpy(dst, src, used if used < g.stride else g.stride)
+
+
 cdef inline void bind(SV* v, char* base, const Geo* g) noexcept nogil:
     v.h = <Header*>base
     v.color = <uint8_t*>(base + g.off_color)
@@ -778,8 +788,49 @@ cdef class GoStates:
         cdef GoStates res = GoStates(self.geo, n, False)
         with nogil:
             for k in range(n):
-                memcpy(res.buf + k * stride, self.buf + idx[k] * stride, stride)
+                copy_state(res.buf + k * stride, self.buf + idx[k] * stride, self.g)
         return res
+
+    def load_paths(self, GoStates src, index, paths):
+        """For k < len(index): self[k] = src[index[k]], then play paths[k] (NO_ACTION skipped).
+
+        The search's per-step leaf construction in one call, into a preallocated batch
+        (no allocation, one memcpy per leaf). Rows from len(index) on are untouched.
+        On an illegal move IllegalActionError names the row and path step, and the
+        first len(index) rows are left unspecified (this is a scratch batch).
+        """
+        cdef const int64_t[::1] idx = check_index(index, src.B)
+        cdef Py_ssize_t n = idx.shape[0]
+        if n > self.B:
+            raise ValueError(f"load_paths: {n} rows requested but this batch holds {self.B}")
+        if src.g.n != self.g.n or src.g.komi != self.g.komi or src.g.max_moves != self.g.max_moves:
+            raise ValueError(f"load_paths: source states are {src.spec.name} with params {src.spec.params}, "
+                             f"destination is {self.spec.name} with params {self.spec.params}")
+        p = check_paths(paths, n)
+        cdef const int32_t[:, ::1] pv = p
+        cdef Py_ssize_t k, j, L = pv.shape[1], bad = -1, bad_j = 0
+        cdef int code = MOVE_OK, a
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for k in range(n):
+                copy_state(self.buf + k * g.stride, src.buf + idx[k] * g.stride, g)
+                bind(&v, self.buf + k * g.stride, g)
+                for j in range(L):
+                    a = pv[k, j]
+                    if a == NO_ACTION:
+                        continue
+                    code = check_action(&v, g, a)
+                    if code != MOVE_OK:
+                        bad = k
+                        bad_j = j
+                        break
+                    play_action(&v, g, a)
+                if bad >= 0:
+                    break
+        if bad >= 0:
+            a = pv[bad, bad_j]
+            self._raise_illegal(bad, a, code, f", path step {bad_j}")
 
     def put(self, index, GoStates src):
         """Overwrite self[index[k]] = src[k] for every k (later duplicates win)."""
@@ -794,7 +845,7 @@ cdef class GoStates:
             src = self.copy()       # rows may be both read and written
         with nogil:
             for k in range(n):
-                memcpy(self.buf + idx[k] * stride, src.buf + k * stride, stride)
+                copy_state(self.buf + idx[k] * stride, src.buf + k * stride, self.g)
 
     def reset(self, index=None):
         """Return the chosen states (all when None) to the empty board, Black to move."""
@@ -870,7 +921,7 @@ cdef class GoStates:
                 raise MemoryError()
         with nogil:
             for b in range(self.B):
-                memcpy(self.spare + b * g.stride, self.buf + b * g.stride, g.stride)
+                copy_state(self.spare + b * g.stride, self.buf + b * g.stride, g)
                 bind(&v, self.spare + b * g.stride, g)
                 for j in range(L):
                     a = pv[b, j]

@@ -199,6 +199,38 @@ cdef class TicTacToeStates:
                 out._s[k] = self._s[idx[k]]
         return out
 
+    def load_paths(self, TicTacToeStates src not None, index, paths):
+        """For k < len(index): self[k] = src[index[k]], then play paths[k] (NO_ACTION skipped).
+
+        The search's per-step leaf construction in one call into a preallocated batch.
+        Rows from len(index) on are untouched; after an IllegalActionError the first
+        len(index) rows are unspecified (this is a scratch batch).
+        """
+        cdef const int64_t[::1] idx = as_indices(index, src._n)
+        cdef Py_ssize_t n = idx.shape[0]
+        if n > self._n:
+            raise ValueError(f"load_paths: {n} rows requested but this batch holds {self._n}")
+        p_arr = check_paths(paths, n)
+        cdef const int32_t[:, ::1] p = p_arr
+        cdef Py_ssize_t k, j, bad = -1, bad_step = 0
+        with nogil:
+            for k in range(n):
+                self._s[k] = src._s[idx[k]]
+                for j in range(p.shape[1]):
+                    if p[k, j] == NO_ACTION:
+                        continue
+                    if not is_legal(&self._s[k], p[k, j]):
+                        bad = k
+                        bad_step = j
+                        break
+                    play(&self._s[k], p[k, j])
+                if bad >= 0:
+                    break
+        if bad >= 0:
+            raise IllegalActionError(
+                f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
+                f"{self._why_illegal(bad, p[bad, bad_step])}")
+
     def put(self, index, TicTacToeStates src not None):
         cdef const int64_t[::1] idx = as_indices(index, self._n)
         cdef Py_ssize_t k

@@ -12,7 +12,8 @@ them) sets the class attribute `needs_states = True` and is then called as
 `evaluate(obs, legal, states=leaf_states)`, where `leaf_states` is a scratch batch
 (azero.games.base.States) of exactly those B positions that the evaluator may
 modify. Everything else (the network evaluators, the inference-server client)
-sees only (obs, legal).
+sees only (obs, legal). An evaluator that never reads observations sets
+`needs_observations = False`; the search then skips encoding and passes obs=None.
 
 `check_output` is what the search applies to every evaluator's output; NaN,
 infinity and negative priors are caught inside the Cython core, without an extra
@@ -63,6 +64,9 @@ def _uniform_priors(legal: np.ndarray) -> np.ndarray:
 class UniformEvaluator:
     """Uniform prior over the legal actions and value 0: search guided by exact terminal values alone."""
 
+    needs_observations = False
+    """The search may pass obs=None: this evaluator never looks at observations."""
+
     def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return _uniform_priors(legal), np.zeros(len(legal), np.float32)
 
@@ -75,6 +79,7 @@ class RandomRolloutEvaluator:
     """
 
     needs_states = True
+    needs_observations = False
 
     def __init__(self, *, rollouts: int = 1, seed: int = 0):
         if rollouts < 1:

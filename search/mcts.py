@@ -66,6 +66,9 @@ class MCTS:
             rescale_q=config.gumbel_rescale_q, gumbel_table=table)
         self._rng = np.random.default_rng(config.seed)
         self._needs_states = bool(getattr(evaluator, "needs_states", False))
+        # Evaluators that ignore observations (uniform, rollouts) say so; encoding is then skipped.
+        self._needs_obs = bool(getattr(evaluator, "needs_observations", True))
+        self._leaves = None
 
         # Step buffers for up to B * K leaves, allocated once; steps use their leading rows.
         slots = batch_size * config.leaves_per_game
@@ -173,42 +176,70 @@ class MCTS:
                 self._terminal[:m], self._to_play[:m], self._obs[:m])
         return views
 
+    def _leaf_batch(self, roots: States):
+        """A preallocated batch of B*K leaf positions, when the game supports load_paths.
+
+        Built once per kind of States; every step then copies roots into it and plays the
+        paths in one native call, so a step allocates no game memory at all.
+        """
+        if not hasattr(roots, "load_paths"):
+            return None
+        if self._leaves is None or type(self._leaves) is not type(roots):
+            self._leaves = roots.take(np.zeros(len(self._terminal), np.int64))
+        return self._leaves
+
     def _evaluate_leaves(self, roots: States, m: int, length: int) -> None:
         tree = self.tree
         games, paths, legal, terminal, to_play, obs = self._step_views(m, length)
-        leaves = roots.take(games)
-        if length:
-            leaves.apply_paths(paths)
-        leaves.legal_mask(out=legal)
-        leaves.terminal(out=terminal)
-        leaves.to_play(out=to_play)
+        full = self._leaf_batch(roots)
+        if full is not None:
+            # The queries run over the whole preallocated batch; rows past m are stale and
+            # ignored. A step has m < B*K only when descents ended in known terminal nodes
+            # or collided, so the extra work is small.
+            full.load_paths(roots, games, paths)
+            full.legal_mask(out=self._legal)
+            full.terminal(out=self._terminal)
+            full.to_play(out=self._to_play)
+            leaves = full if m == len(full) else None
+        else:
+            leaves = roots.take(games)
+            if length:
+                leaves.apply_paths(paths)
+            leaves.legal_mask(out=legal)
+            leaves.terminal(out=terminal)
+            leaves.to_play(out=to_play)
         n_terminal = int(np.count_nonzero(terminal))
         if n_terminal == 0:
-            leaves.encode(out=obs)
-            priors, values = self._evaluate(obs, legal, leaves)
+            if leaves is None:
+                leaves = full.take(np.arange(m, dtype=np.int64))
+            if self._needs_obs:
+                leaves.encode(out=obs)
+            priors, values = self._evaluate(obs if self._needs_obs else None, legal, leaves)
         else:
             # Terminal leaves get their exact outcome; only the others go to the evaluator.
+            if leaves is None:
+                leaves = full.take(np.arange(m, dtype=np.int64))
             outcome = leaves.outcome(out=self._outcome[:m])
             priors, values = self._priors, self._values
             values[:m] = value_for_player_to_move(outcome, to_play)
             if n_terminal < m:
                 live = np.flatnonzero(~terminal)
                 sub = leaves.take(live)
-                obs = sub.encode(out=self._obs[: len(live)])
-                p, v = self._evaluate(obs, legal[live], sub)
+                sub_obs = sub.encode(out=self._obs[: len(live)]) if self._needs_obs else None
+                p, v = self._evaluate(sub_obs, legal[live], sub)
                 priors[live] = p
                 values[live] = v
         tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
 
-    def _evaluate(self, obs: np.ndarray, legal: np.ndarray, states: States):
-        self.stats["evaluated"] += len(obs)
+    def _evaluate(self, obs: np.ndarray | None, legal: np.ndarray, states: States):
+        self.stats["evaluated"] += len(legal)
         if self._needs_states:
             out = self.evaluator.evaluate(obs, legal, states=states)
         else:
             out = self.evaluator.evaluate(obs, legal)
         if not isinstance(out, tuple) or len(out) != 2:
             raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
-        return check_output(out[0], out[1], len(obs), self.spec.num_actions)
+        return check_output(out[0], out[1], len(legal), self.spec.num_actions)
 
     def _result(self) -> SearchResult:
         tree = self.tree

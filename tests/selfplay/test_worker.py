@@ -11,6 +11,8 @@ from azero.selfplay.worker import SelfPlayWorker
 class PlayerZeroLoses(UniformEvaluator):
     """Uniform priors; every position is judged lost for player 0 (value from the mover's view)."""
 
+    needs_observations = True
+
     def evaluate(self, obs, legal):
         priors, _ = super().evaluate(obs, legal)
         player0_to_move = obs[:, 2].mean(axis=(1, 2)) > 0.5  # plane 2: ones when player 0 moves
