@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_roots
+from searchutil import random_roots
 
 from azero.search.config import SearchConfig
 from azero.search.evaluators import FakeEvaluator, RandomRolloutEvaluator, UniformEvaluator

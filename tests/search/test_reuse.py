@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_roots
+from searchutil import random_roots
 from treecheck import check_tree
 
 from azero.search._mcts import ILLEGAL, ROOT

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import random_roots
+from searchutil import random_roots
 
 from azero.search.config import SearchConfig
 from azero.search._mcts import SearchTree

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import random_roots
+from searchutil import random_roots
 from pygames import NimGame
 from treecheck import check_tree
 
