@@ -157,7 +157,11 @@ def test_ray_run_survives_a_killed_worker(tmp_path):
         import threading
 
         def kill_soon():
-            time.sleep(8)
+            # Kill while the run is under way: after the first finished games have arrived,
+            # so a play() task of the victim is in flight.
+            deadline = time.time() + 300
+            while runner.games_total == 0 and time.time() < deadline:
+                time.sleep(0.1)
             ray.kill(victim, no_restart=False)
 
         threading.Thread(target=kill_soon, daemon=True).start()
