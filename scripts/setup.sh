@@ -9,8 +9,11 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 VPY=.venv/bin/python
-$VPY -m pip install -q --upgrade pip >/dev/null
+# Some machines' pip configuration names local package folders that may be absent; pip then
+# warns once per package. Those lines are noise, every other message is kept.
+quiet() { "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2); }
+quiet $VPY -m pip install -q --upgrade pip >/dev/null
 if ! $VPY -c "import torch" 2>/dev/null; then
-    $VPY -m pip install -q torch==2.13.0
+    quiet $VPY -m pip install -q torch==2.13.0
 fi
-$VPY -m pip install -q -e ".[dev]"
+quiet $VPY -m pip install -q -e ".[dev]"
