@@ -79,6 +79,68 @@ def cmd_bench_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_gtp(args: argparse.Namespace) -> int:
+    from azero.gtp.options import run_from_args
+
+    return run_from_args(args)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from azero.eval.human import run_play
+
+    return run_play(game=args.game, checkpoint=args.checkpoint, simulations=args.sims, color=args.color,
+                    algorithm=args.algorithm, seed=args.seed, device=args.device)
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from azero.eval.elo import parse_anchor
+    from azero.eval.tournament import rate_tournament, run_tournament
+
+    anchor, value = parse_anchor(args.anchor)
+    if args.elo_only:
+        print(rate_tournament(args.out, anchor=anchor, anchor_value=value).format())
+        return 0
+    report = run_tournament(args.out, game_name=args.game, players=args.players, gauntlet=args.gauntlet,
+                            games_per_pair=args.games_per_pair, seed=args.seed, parallel=args.parallel,
+                            opening_moves=args.opening_moves, anchor=anchor, anchor_value=value,
+                            device=args.device, threads=args.threads)
+    if report.table is not None:
+        print(report.table.format())
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from azero.eval.compare import format_table, parse_budgets, run_compare
+
+    algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
+    doc = run_compare(args.checkpoint, args.game, parse_budgets(args.sims), games=args.games, algorithms=algorithms,
+                      reference=args.reference, out_dir=args.out, seed=args.seed, parallel=args.parallel,
+                      opening_moves=args.opening_moves, device=args.device, threads=args.threads)
+    print(format_table(doc))
+    print(f"wrote {args.out}/compare.json and {args.out}/compare.png")
+    return 0
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from azero.eval.analyze import run_analyze
+
+    return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims, algorithm=args.algorithm,
+                       fmt=args.format, seed=args.seed, device=args.device, threads=args.threads)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from azero.eval.elo import parse_anchor
+    from azero.eval.report import build_report
+
+    anchor, value = parse_anchor(args.anchor)
+    path = build_report(args.run_dir, out=args.out, tournaments=args.tournament or (), compares=args.compare or (),
+                        anchor=anchor, anchor_value=value)
+    print(f"wrote {path}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="azero", description="AlphaZero self-play, search and evaluation.")
@@ -101,6 +163,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR from its last checkpoint")
     _add_overrides(p)
     p.set_defaults(func=cmd_selfplay)
+
+    p = sub.add_parser("gtp", help="a GTP v2 Go engine on stdin/stdout (GoGui, Sabaki, KGS, GNU Go matches)",
+                       description="Serve the Go Text Protocol on stdin/stdout; logs go to stderr. Without "
+                                   "--checkpoint the search evaluates positions by random rollouts.")
+    from azero.gtp.options import add_arguments as add_gtp_arguments
+
+    add_gtp_arguments(p)
+    p.set_defaults(func=cmd_gtp)
+
+    p = sub.add_parser("play", help="play against azero in the terminal (Go, connect four, tic-tac-toe)")
+    p.add_argument("--game", default="go9x9", choices=["go9x9", "connect4", "tictactoe"])
+    p.add_argument("--checkpoint", help="network checkpoint (.safetensors); default: random rollouts")
+    p.add_argument("--sims", type=int, default=200, help="simulations per move (default 200)")
+    p.add_argument("--color", default="black", choices=["black", "white", "first", "second"],
+                   help="your side: black/first moves first (default black)")
+    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto")
+    p.set_defaults(func=cmd_play)
 
     bench = sub.add_parser("bench", help="benchmarks that run azero and a peer side by side")
     bsub = bench.add_subparsers(dest="bench", metavar="BENCH")
@@ -126,6 +207,72 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="worker threads sharing the server (default 2)")
     _add_overrides(p)
     p.set_defaults(func=cmd_bench_selfplay)
+    p = sub.add_parser("tournament", help="round-robin or gauntlet between player specs, resumable, with Elo",
+                       description="Plays every pair (or --gauntlet against all), saves every game, appends each "
+                                   "result to OUT/results.jsonl as the game ends, and writes an Elo table and plot. "
+                                   "Run the same command again (or just --out DIR) to resume a killed tournament. "
+                                   "Player specs: mcts:CKPT@SIMS[:gumbel][:KEY=VALUE], raw:CKPT[:t=T], random, "
+                                   'gtp:"COMMAND", gnugo:LEVEL, human (CKPT: checkpoint file or run directory).')
+    p.add_argument("--out", required=True, help="tournament directory (created; resumed if it holds one)")
+    p.add_argument("--game", help="game name (taken from OUT/tournament.json on a resume)")
+    p.add_argument("--players", nargs="+", metavar="SPEC", help="player specs")
+    p.add_argument("--gauntlet", metavar="SPEC", help="play this player against every --players entry only")
+    p.add_argument("--games-per-pair", type=int, help="games per pair, colours alternating (default on a resume: "
+                                                      "as started)")
+    p.add_argument("--anchor", metavar="NAME=VALUE", help="rating anchor, e.g. random=0 or gnugo:10=1800 "
+                                                          "(default: random=0 if present, else the first player)")
+    p.add_argument("--seed", type=int, help="fixes openings and players' random choices (default 0)")
+    p.add_argument("--parallel", type=int, help="games of a pair played in lockstep (default 16; with GTP engines "
+                                                "use 2, their process count)")
+    p.add_argument("--opening-moves", type=int, help="random moves opening each game pair (default 2)")
+    p.add_argument("--device", default="cpu", help="torch device for networks (default cpu)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.add_argument("--elo-only", action="store_true", help="only rate the games recorded in OUT so far")
+    p.set_defaults(func=cmd_tournament)
+
+    p = sub.add_parser("compare", help="the test-time compute curve: network + search at each budget vs the raw network",
+                       description="Plays the network with each simulation budget (0 = raw network) against the raw "
+                                   "network, and optionally a reference player; writes compare.json and compare.png "
+                                   "(score with Wilson 95% interval and Elo against simulations, PUCT and Gumbel).")
+    p.add_argument("checkpoint", metavar="CKPT", help="checkpoint file or run directory (newest checkpoint)")
+    p.add_argument("--game", required=True, help="game the network plays")
+    p.add_argument("--sims", default="0,1,2,4,...,256", help="budgets, '...' continues the doubling "
+                                                             "(default 0,1,2,4,...,256)")
+    p.add_argument("--games", type=int, default=64, help="games per budget and opponent (default 64)")
+    p.add_argument("--algorithms", default="puct,gumbel", help="comma-separated: puct, gumbel (default both)")
+    p.add_argument("--reference", metavar="SPEC", help="also play every budget against this player spec")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--parallel", type=int, default=32, help="games played in lockstep (default 32)")
+    p.add_argument("--opening-moves", type=int, default=2, help="random moves opening each game pair (default 2)")
+    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line",
+                       description="Reads positions from stdin, one per line (connect four: the columns played, "
+                                   "1-based, e.g. 4453; empty line = start), and writes one JSON line each: "
+                                   "position, to_play, move (column 1-7), value (player to move's view), visits. "
+                                   "Invalid lines get a line with an 'error' field; the stream goes on.")
+    p.add_argument("--game", default="connect4", help="game (default connect4)")
+    p.add_argument("--checkpoint", help="network checkpoint or run directory (default: uniform evaluator)")
+    p.add_argument("--sims", type=int, default=200, help="simulations per position (default 200)")
+    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
+    p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_analyze)
+
+    p = sub.add_parser("report", help="static HTML report of a run: losses, Elo, raw-vs-search curve, games")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
+    p.add_argument("--out", help="HTML file to write (default RUN_DIR/report.html; plots in <name>_files/)")
+    p.add_argument("--tournament", action="append", metavar="DIR",
+                   help="tournament directory to rate (repeatable; default: RUN_DIR/eval/**/results.jsonl)")
+    p.add_argument("--compare", action="append", metavar="JSON_OR_DIR",
+                   help="compare.json or its directory (repeatable; default: RUN_DIR/eval/**/compare.json)")
+    p.add_argument("--anchor", metavar="NAME=VALUE", help="Elo anchor (default random=0 or the first player)")
+    p.set_defaults(func=cmd_report)
     return parser
 
 

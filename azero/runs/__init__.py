@@ -1,0 +1,1 @@
+"""Runners for self-play training: local (one process) and Ray (actors), over the same classes."""

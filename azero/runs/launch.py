@@ -1,0 +1,69 @@
+"""`azero selfplay`: turn command-line arguments into a configured run and start it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from omegaconf import OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from azero.config import CONFIG_DIR, AzeroConfig, ConfigError, load_config, validate
+from azero.runs.run_dir import RunDir
+
+
+def compose_new(overrides: list[str], game: str | None):
+    overrides = list(overrides)
+    if game:
+        overrides.insert(0, f"game={game}")
+        if (CONFIG_DIR / "preset" / f"{game}.yaml").exists() and not any(o.startswith("preset=") for o in overrides):
+            overrides.insert(1, f"preset={game}")
+    return load_config(overrides)
+
+
+def compose_resume(run_dir: RunDir, overrides: list[str]):
+    """The saved config of a run, with dotted overrides (e.g. train.steps=5000) on top."""
+    for o in overrides:
+        if "=" not in o or o.split("=", 1)[0] in ("game", "preset"):
+            raise ConfigError(f"override {o!r} cannot be used with --resume (only key.path=value, and not the game)")
+    try:
+        cfg = OmegaConf.merge(OmegaConf.structured(AzeroConfig), OmegaConf.create(run_dir.load_config_text()),
+                              OmegaConf.from_dotlist(overrides))
+    except OmegaConfBaseException as e:
+        raise ConfigError(f"cannot resume {run_dir.path}: {e}") from e
+    validate(cfg)
+    return cfg
+
+
+def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | None, resume: str | None) -> dict:
+    if resume:
+        if run_dir or game:
+            raise ConfigError("--resume takes the run directory and its game from the saved run; "
+                              "drop --run-dir/--game")
+        rd = RunDir(resume)
+        if not rd.path.is_dir():
+            raise ConfigError(f"--resume: {rd.path} does not exist")
+        cfg = compose_resume(rd, overrides)
+    else:
+        cfg = compose_new(overrides, game)
+        path = Path(run_dir or cfg.run.run_dir or RunDir.default_name(cfg.game.name))
+        rd = RunDir(path)
+        if rd.config_file.exists():
+            raise ConfigError(f"{path} already holds a run; continue it with --resume {path} "
+                              "or choose another --run-dir")
+        cfg.run.run_dir = str(path)
+    obj = validate(cfg)
+    rd.create()
+    rd.save_config(cfg)
+    if obj.run.runner == "ray":
+        from azero.runs.ray_runner import RayRun
+
+        runner = RayRun(obj, rd)
+    else:
+        from azero.runs.local import LocalRun
+
+        runner = LocalRun(obj, rd)
+    summary = runner.run()
+    print(f"done: {summary['step']} train steps, {summary['games']} games, {summary['positions']:,} positions; "
+          f"run dir {rd.path}", file=sys.stdout)
+    return summary

@@ -1,0 +1,293 @@
+"""The Ray runner: the same worker, server, buffer and trainer classes as Ray actors.
+
+    driver ──play(moves, weights)──> SelfPlayActor × run.workers  (SelfPlayWorker inside)
+       │   <── finished GameRecords ──┘        │ evaluate (run.evaluator=server)
+       │                                        v
+       │                              InferenceActor (InferenceServer inside, threaded)
+       ├──add(shard)──> BufferActor (ReplayBuffer inside; sole writer of RUN_DIR/replay)
+       └──train(k)────> TrainerActor (Trainer inside) ──sample──> BufferActor
+                              └── checkpoints to RUN_DIR/checkpoints, new weights back to the driver
+
+`run.ray_address` null starts a local Ray instance; 'auto' or host:port joins an
+existing cluster (`ray start --head` on one node, `ray start --address=...` on
+the others). The run directory must be on storage every node sees.
+
+Fault tolerance: actors are created with max_restarts=-1. When a self-play
+actor dies, its in-progress games are lost (never half-written), the driver
+logs it, and the restarted actor receives the current weights with its next
+`play` call, so the run continues. Weights travel as one object in the Ray
+object store per version, shared by all workers.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import ray
+import torch
+from ray.exceptions import RayActorError, RayTaskError
+
+from azero.config import AzeroConfig
+from azero.games.config import game_from_config
+from azero.runs.progress import RunLogger
+from azero.runs.records import GameStats, stack_records, write_game_sgf
+from azero.runs.run_dir import RunDir
+from azero.selfplay.inference_server import InferenceServer
+from azero.selfplay.network_evaluator import NetworkEvaluator, pick_device
+from azero.selfplay.worker import SelfPlayWorker
+from azero.train.checkpoint import latest_checkpoint
+from azero.train.network import PolicyValueNet
+from azero.train.replay import ReplayBuffer
+from azero.train.trainer import Trainer
+
+
+def _cpu_state(net: torch.nn.Module) -> dict:
+    return {k: v.detach().to("cpu").clone() for k, v in net.state_dict().items()}
+
+
+class BufferActor:
+    """ReplayBuffer behind an actor; sampling is seeded by the caller so training stays reproducible."""
+
+    def __init__(self, directory: str, spec, cfg, samples_drawn: int):
+        self.buffer = ReplayBuffer(directory, spec, cfg=cfg, samples_drawn=samples_drawn)
+
+    def add(self, arrays: dict) -> str:
+        return str(self.buffer.add(arrays["obs"], arrays["pi"], arrays["z"], arrays["legal"],
+                                   game_id=arrays["game_id"], move=arrays["move"]))
+
+    def can_sample(self, batch_size: int) -> bool:
+        return self.buffer.can_sample(batch_size)
+
+    def sample(self, batch_size: int, seed: int) -> dict:
+        return self.buffer.sample(batch_size, np.random.default_rng(seed))
+
+    def stats(self):
+        return self.buffer.stats()
+
+
+class _RemoteBuffer:
+    """What Trainer.train_from needs of a buffer, forwarded to a BufferActor."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def can_sample(self, batch_size: int) -> bool:
+        return ray.get(self.handle.can_sample.remote(batch_size))
+
+    def sample(self, batch_size: int, rng: np.random.Generator) -> dict:
+        return ray.get(self.handle.sample.remote(batch_size, int(rng.integers(0, 2 ** 63))))
+
+
+class TrainerActor:
+    def __init__(self, spec, model_cfg, train_cfg, device: str, checkpoint_dir: str, seed: int):
+        torch.manual_seed(seed)
+        self.trainer = Trainer(PolicyValueNet(spec, model_cfg), train_cfg, device=pick_device(device))
+        self.checkpoint_dir = checkpoint_dir
+        ckpt = latest_checkpoint(checkpoint_dir)
+        if ckpt is not None:
+            self.trainer.load(ckpt)
+
+    def status(self) -> dict:
+        return {"step": self.trainer.step, "samples_seen": self.trainer.samples_seen}
+
+    def weights(self) -> dict:
+        return _cpu_state(self.trainer.net)
+
+    def train(self, buffer_handle, max_steps: int) -> dict:
+        history = self.trainer.train_from(_RemoteBuffer(buffer_handle), max_steps=max_steps,
+                                          checkpoint_dir=self.checkpoint_dir)
+        return {"steps": len(history), "step": self.trainer.step, "last": history[-1] if history else {}}
+
+    def save(self) -> str:
+        return str(self.trainer.save(self.checkpoint_dir))
+
+
+class InferenceActor:
+    """InferenceServer in a threaded actor: concurrent evaluate() calls are batched together."""
+
+    def __init__(self, spec, model_cfg, device: str, max_batch: int, max_wait_ms: float):
+        net = PolicyValueNet(spec, model_cfg)
+        self.server = InferenceServer(NetworkEvaluator(net, device=device), max_batch=max_batch,
+                                      max_wait_ms=max_wait_ms).start()
+        self.version = -1
+
+    def set_weights(self, weights: dict, version: int) -> None:
+        if version != self.version:
+            self.server.reload(weights)
+            self.version = version
+
+    def evaluate(self, obs, legal):
+        return self.server.evaluate(obs, legal)
+
+    def stats(self) -> dict:
+        return self.server.stats()
+
+
+class _ServerClient:
+    def __init__(self, handle):
+        self.handle = handle
+
+    def evaluate(self, obs, legal):
+        return ray.get(self.handle.evaluate.remote(obs, legal))
+
+
+class SelfPlayActor:
+    def __init__(self, game_cfg, model_cfg, search_cfg, selfplay_cfg, device: str, seed: int, server=None,
+                 threads: int | None = 1):
+        if threads:
+            torch.set_num_threads(threads)
+        game = game_from_config(game_cfg)
+        self.local = None
+        if server is None:
+            self.local = NetworkEvaluator(PolicyValueNet(game.spec, model_cfg), device=device)
+            evaluator = self.local
+        else:
+            evaluator = _ServerClient(server)
+        self.worker = SelfPlayWorker(game, evaluator, search_cfg, selfplay_cfg, seed=seed)
+        self.version = -1
+
+    def play(self, moves: int, weights, version: int, resign_enabled: bool = True):
+        if self.local is not None and version != self.version:
+            self.local.load_state_dict(weights)
+            self.version = version
+        self.worker.resign_enabled = resign_enabled
+        records = self.worker.play(moves)
+        return records, self.worker.evaluations
+
+
+class RayRun:
+    def __init__(self, cfg: AzeroConfig, run_dir: RunDir, *, echo=None):
+        self.cfg = cfg
+        self.run_dir = run_dir
+        run_dir.create()
+        self.game = game_from_config(cfg.game)
+        self.spec = self.game.spec
+        if not ray.is_initialized():
+            ray.init(address=cfg.run.ray_address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        device = cfg.run.device
+        self.state = run_dir.load_state()
+        self.games_total = int(self.state.get("games_total", 0))
+        self.stats = GameStats(**self.state.get("game_stats", {}))
+        epoch = int(self.state.get("resumes", 0)) + (1 if self.games_total else 0)
+        self.state["resumes"] = epoch
+        restart = {"max_restarts": -1}
+        self.trainer = ray.remote(**restart)(TrainerActor).remote(
+            self.spec, cfg.model, cfg.train, device, str(run_dir.checkpoints), cfg.seed)
+        status = ray.get(self.trainer.status.remote())
+        self.start_step = status["step"]
+        self.buffer = ray.remote(**restart)(BufferActor).remote(
+            str(run_dir.replay), self.spec, cfg.replay, status["samples_seen"])
+        mode = cfg.run.evaluator
+        if mode == "auto":
+            mode = "server" if pick_device(device).type == "cuda" else "inprocess"
+        self.mode = mode
+        self.server = None
+        if mode == "server":
+            self.server = ray.remote(max_concurrency=max(4, 2 * cfg.run.workers), **restart)(InferenceActor).remote(
+                self.spec, cfg.model, device, cfg.run.server_max_batch, cfg.run.server_max_wait_ms)
+        self.worker_cls = ray.remote(**restart)(SelfPlayActor)
+        self.workers = [self._make_worker(i, epoch) for i in range(cfg.run.workers)]
+        self.version = 0
+        self.weights_ref = ray.put(ray.get(self.trainer.weights.remote()))
+        if self.server is not None:
+            ray.get(self.server.set_weights.remote(self.weights_ref, self.version))
+        self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
+                                total_steps=cfg.train.steps, start_step=self.start_step, echo=echo)
+        self.worker_failures = 0
+        self.evaluations = [0] * cfg.run.workers
+
+    def _make_worker(self, i: int, epoch: int):
+        cfg = self.cfg
+        return self.worker_cls.remote(cfg.game, cfg.model, cfg.search, cfg.selfplay, cfg.run.device,
+                                      cfg.seed * 1_000_003 + 7919 * i + 104_729 * epoch, self.server,
+                                      cfg.run.threads or 1)
+
+    def _store(self, records, step: int) -> None:
+        if not records:
+            return
+        arrays = stack_records(records, self.games_total)
+        if arrays is not None:
+            ray.get(self.buffer.add.remote(arrays))
+        every = self.cfg.selfplay.sgf_every
+        if every and self.spec.name.startswith("go"):
+            for i, r in enumerate(records):
+                if (self.games_total + i) % every == 0:
+                    write_game_sgf(self.run_dir.sgf, self.games_total + i, r,
+                                   board_size=self.spec.params["board_size"], komi=self.spec.params["komi"],
+                                   player=f"azero-step{step}")
+        self.games_total += len(records)
+        self.stats.add(records)
+        self.state.update(games_total=self.games_total, game_stats=self.stats.to_dict())
+        self.run_dir.save_state(self.state)
+
+    def run(self) -> dict:
+        cfg = self.cfg
+        self.logger.message(
+            f"azero selfplay (ray): {self.spec.name}, run dir {self.run_dir.path}, {cfg.run.workers} worker actor(s) "
+            f"x {cfg.selfplay.games_in_parallel} games, evaluator {self.mode}, "
+            f"cluster {cfg.run.ray_address or 'local'}")
+        moves = cfg.run.moves_per_round
+        resign = self.start_step >= cfg.selfplay.resign_after_steps
+        pending = {w.play.remote(moves, self.weights_ref, self.version, resign): i
+                   for i, w in enumerate(self.workers)}
+        train_future = None
+        step = self.start_step
+        last = {}
+        deadline = None if cfg.run.max_minutes is None else time.perf_counter() + 60 * cfg.run.max_minutes
+        t0 = time.perf_counter()
+        try:
+            while step < cfg.train.steps:
+                if deadline is not None and time.perf_counter() > deadline:
+                    self.logger.message(f"run.max_minutes={cfg.run.max_minutes} reached; stopping")
+                    break
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=1.0)
+                for ref in ready:
+                    i = pending.pop(ref)
+                    try:
+                        records, evals = ray.get(ref)
+                        self.evaluations[i] = evals
+                        self._store(records, step)
+                    except (RayActorError, RayTaskError) as e:
+                        # The actor restarts by itself (max_restarts=-1); its unfinished games are lost.
+                        self.worker_failures += 1
+                        self.logger.message(f"self-play worker {i} failed ({type(e).__name__}); "
+                                            f"it restarts and the run continues")
+                    pending[self.workers[i].play.remote(
+                        moves, self.weights_ref, self.version, step >= cfg.selfplay.resign_after_steps)] = i
+                if train_future is None:
+                    train_future = self.trainer.train.remote(self.buffer, cfg.train.steps - step)
+                elif ray.wait([train_future], timeout=0)[0]:
+                    out = ray.get(train_future)
+                    train_future = None
+                    step = out["step"]
+                    if out["steps"]:
+                        last = out["last"]
+                        self.logger.scalars(step, {f"train/{k}": v for k, v in last.items() if k != "step"})
+                        self.version += 1
+                        self.weights_ref = ray.put(ray.get(self.trainer.weights.remote()))
+                        if self.server is not None:
+                            self.server.set_weights.remote(self.weights_ref, self.version)
+                elapsed = max(time.perf_counter() - t0, 1e-9)
+                fields = {
+                    "games": f"games {self.games_total} (len {self.stats.mean_length:.0f}, "
+                             f"resign {100 * self.stats.resign_rate:.0f}%)",
+                    "loss": f"loss {last['loss']:.3f}" if last else "waiting for positions",
+                    "evals": f"{sum(self.evaluations) / elapsed:,.0f} evals/s",
+                    "fail": f"{self.worker_failures} worker restarts" if self.worker_failures else "",
+                }
+                self.logger.tick(step, fields, {"games": self.games_total, **last,
+                                                "worker_failures": self.worker_failures})
+            if train_future is not None:
+                step = ray.get(train_future)["step"]
+            path = ray.get(self.trainer.save.remote())
+            self.logger.message(f"checkpoint {path}")
+            stats = ray.get(self.buffer.stats.remote())
+        finally:
+            self.logger.close()
+        return {"step": step, "games": self.games_total, "positions": stats.positions_total, "last_train": last,
+                "worker_failures": self.worker_failures}
+
+    def shutdown(self) -> None:
+        ray.shutdown()

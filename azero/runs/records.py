@@ -1,0 +1,91 @@
+"""Finished self-play games -> replay shards, SGF samples and game statistics."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from azero.selfplay.worker import GameRecord
+from azero.train.atomic import write_atomic
+
+
+@dataclasses.dataclass
+class GameStats:
+    """Running totals over finished self-play games."""
+
+    games: int = 0
+    moves: int = 0
+    positions: int = 0
+    resigned: int = 0
+    no_resign_games: int = 0
+    would_resign: int = 0
+    false_resign: int = 0
+    wins_first_player: int = 0
+    draws: int = 0
+
+    def add(self, records: list[GameRecord]) -> None:
+        for r in records:
+            self.games += 1
+            self.moves += len(r.actions)
+            self.positions += len(r.to_play)
+            self.resigned += int(r.resigned)
+            self.draws += int(r.outcome == 0)
+            self.wins_first_player += int(r.outcome > 0)
+            if r.no_resign:
+                self.no_resign_games += 1
+                if r.false_resign is not None:
+                    self.would_resign += 1
+                    self.false_resign += int(r.false_resign)
+
+    @property
+    def mean_length(self) -> float:
+        return self.moves / max(self.games, 1)
+
+    @property
+    def resign_rate(self) -> float:
+        return self.resigned / max(self.games, 1)
+
+    @property
+    def false_resign_rate(self) -> float | None:
+        return self.false_resign / self.would_resign if self.would_resign else None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np.ndarray] | None:
+    """Concatenate the recorded positions of `records` into ReplayBuffer.add arrays (None if empty)."""
+    parts = [(i, r) for i, r in enumerate(records) if len(r.to_play)]
+    if not parts:
+        return None
+    return {
+        "obs": np.concatenate([r.obs for _, r in parts]),
+        "pi": np.concatenate([r.policy for _, r in parts]),
+        "z": np.concatenate([r.value_targets for _, r in parts]),
+        "legal": np.concatenate([r.legal for _, r in parts]),
+        "game_id": np.concatenate([np.full(len(r.to_play), first_game_id + i, np.int64) for i, r in parts]),
+        "move": np.concatenate([r.move_number for _, r in parts]),
+    }
+
+
+def go_result_string(record: GameRecord) -> str:
+    """SGF RE value: 'B+R', 'W+3.5', '0' (draw)."""
+    winner = "B" if record.outcome > 0 else "W"
+    if record.outcome == 0:
+        return "0"
+    if record.resigned:
+        return f"{winner}+R"
+    if record.score is not None:
+        return f"{winner}+{abs(record.score):g}"
+    return f"{winner}+"
+
+
+def write_game_sgf(directory: Path, game_id: int, record: GameRecord, *, board_size: int, komi: float,
+                   player: str) -> Path:
+    from azero.games.sgf import write_sgf
+
+    text = write_sgf(board_size, komi, record.actions, result=go_result_string(record),
+                     black=player, white=player).encode()
+    return write_atomic(directory / f"game_{game_id:08d}.sgf", lambda f: f.write(text))

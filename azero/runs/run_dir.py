@@ -1,0 +1,88 @@
+"""The run directory: everything one training run writes, in one place.
+
+    RUN_DIR/
+      config.yaml        the resolved configuration (a resume starts from it)
+      state.json         counters that are not in checkpoints (games, positions written)
+      checkpoints/       ckpt_<step>.safetensors: model, optimizer, RNG state (no pickle)
+      replay/            shard_<index>_<start>_<n>.npz: self-play positions (no pickle)
+      sgf/               a sample of Go self-play games
+      logs/progress.log  the progress lines printed to the terminal
+      logs/metrics.jsonl one JSON object per progress tick and per game batch
+      tb/                TensorBoard event files (losses, entropy, value error, game length,
+                         resign rate, evaluations/s, mean batch size)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from azero.train.atomic import write_atomic
+
+
+class RunDir:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @classmethod
+    def default_name(cls, game: str) -> Path:
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in game)
+        return Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+    # sub-paths --------------------------------------------------------------
+    @property
+    def config_file(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def state_file(self) -> Path:
+        return self.path / "state.json"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.path / "checkpoints"
+
+    @property
+    def replay(self) -> Path:
+        return self.path / "replay"
+
+    @property
+    def sgf(self) -> Path:
+        return self.path / "sgf"
+
+    @property
+    def logs(self) -> Path:
+        return self.path / "logs"
+
+    @property
+    def tensorboard(self) -> Path:
+        return self.path / "tb"
+
+    def create(self) -> None:
+        for d in (self.path, self.checkpoints, self.replay, self.sgf, self.logs, self.tensorboard):
+            d.mkdir(parents=True, exist_ok=True)
+
+    # config and counters -----------------------------------------------------
+    def save_config(self, cfg: DictConfig) -> None:
+        text = OmegaConf.to_yaml(cfg, resolve=True).encode()
+        write_atomic(self.config_file, lambda f: f.write(text))
+
+    def load_config_text(self) -> str:
+        if not self.config_file.is_file():
+            raise FileNotFoundError(f"{self.path} is not a run directory: {self.config_file} is missing")
+        return self.config_file.read_text()
+
+    def load_state(self) -> dict:
+        if not self.state_file.exists():
+            return {}
+        try:
+            return json.loads(self.state_file.read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{self.state_file}: corrupt run state ({e})") from e
+
+    def save_state(self, state: dict) -> None:
+        text = json.dumps(state, indent=1).encode()
+        write_atomic(self.state_file, lambda f: f.write(text))

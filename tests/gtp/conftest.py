@@ -1,0 +1,65 @@
+"""Fixtures of the GTP tests: engines with cheap evaluators, a tiny network checkpoint, GNU Go."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from azero.eval.gtp_player import find_gnugo
+from azero.gtp.agent import LoadedEvaluator
+from azero.gtp.engine import GtpEngine
+from azero.search.evaluators import UniformEvaluator
+
+# One response: '=' or '?', the echoed id, a space, a first line (may be empty), further non-empty
+# lines, and the empty line that ends it.
+RESPONSE = re.compile(r"\A([=?])([0-9]*) ([^\n]*)((?:\n[^\n]+)*)\n\n\Z")
+
+
+@pytest.fixture
+def make_engine():
+    """GtpEngine factory with a uniform evaluator (value 0) and a few simulations: fast and deterministic."""
+
+    def make(**kw) -> GtpEngine:
+        kw.setdefault("simulations", 4)
+        return GtpEngine(LoadedEvaluator(UniformEvaluator(), "uniform (test)"), **kw)
+
+    return make
+
+
+@pytest.fixture
+def ask():
+    """ask(engine, line) -> (ok, id, text), asserting the response is well-formed."""
+
+    def run(engine: GtpEngine, line: str):
+        response = engine.handle(line)
+        assert response is not None, f"no response to {line!r}"
+        m = RESPONSE.match(response)
+        assert m, f"malformed response {response!r} to {line!r}"
+        return m.group(1) == "=", m.group(2), (m.group(3) + m.group(4)).strip()
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """A randomly initialised tiny 9x9 network saved as a checkpoint (seeded)."""
+    import torch
+
+    from azero.games.go import GoGame
+    from azero.train.checkpoint import model_tensors, network_metadata, save_checkpoint
+    from azero.train.network import NetworkConfig, PolicyValueNet
+
+    torch.manual_seed(0)
+    net = PolicyValueNet(GoGame(9).spec, NetworkConfig.tiny())
+    directory = tmp_path_factory.mktemp("ckpt")
+    return save_checkpoint(directory, step=1, tensors=model_tensors(net),
+                           metadata={"network": network_metadata(net)})
+
+
+@pytest.fixture
+def gnugo():
+    path = find_gnugo()
+    if path is None:
+        pytest.skip("GNU Go is not installed (apt-get install gnugo); the GNU Go match tests need it")
+    return path
