@@ -20,7 +20,7 @@ from azero.games.base import GameSpec, IllegalActionError
 
 __all__ = ["GoGame", "GoStates", "HISTORY_STEPS"]
 
-_VERTEX = re.compile(r"([a-hj-t])(\d{1,2})")
+_VERTEX = re.compile(r"([a-hj-t])([0-9]{1,2})", re.ASCII)
 
 
 class GoGame:

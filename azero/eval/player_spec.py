@@ -177,7 +177,7 @@ def parse_player_spec(text: str) -> PlayerSpec:
     raise _spec_error(text, f"unknown player kind {kind!r}")
 
 
-_GO_NXN = re.compile(r"go(\d+)x\1")
+_GO_NXN = re.compile(r"go([0-9]+)x\1")
 
 
 def game_from_name(name: str):
