@@ -1,6 +1,6 @@
 """The arena: many games between two players at once, with recorded openings, results and game files.
 
-This extends azero.eval.match.play_match with what ratings need:
+The games of a match, with what ratings need (azero.eval.match summarises them):
 
 - Colours alternate by game index: player A moves first (Black) in even games.
 - Openings are diversified: games 2k and 2k+1 start with the same `opening_moves`
