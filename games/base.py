@@ -137,6 +137,9 @@ def value_for_player_to_move(outcome: np.ndarray, to_play: np.ndarray) -> np.nda
     return np.where(to_play == 0, outcome, -outcome).astype(np.float32)
 
 
+_INT32 = np.dtype(np.int32)
+
+
 def check_out(out: np.ndarray | None, shape: tuple[int, ...], dtype, name: str) -> np.ndarray:
     """Return `out` validated against shape/dtype/contiguity, or a fresh zeroed array."""
     if out is None:
@@ -154,6 +157,9 @@ def check_out(out: np.ndarray | None, shape: tuple[int, ...], dtype, name: str) 
 
 def check_actions(actions: np.ndarray, batch: int, name: str = "actions") -> np.ndarray:
     """Validate an int action array of shape [B]; returns it as C-contiguous int32."""
+    if type(actions) is np.ndarray and actions.dtype == _INT32 and actions.shape == (batch,) \
+            and actions.flags.c_contiguous:
+        return actions  # the search's own buffers: nothing to convert (engines range-check in C)
     a = np.asarray(actions)
     if a.shape != (batch,):
         raise ValueError(f"{name}: expected shape ({batch},), got {a.shape}")
@@ -170,6 +176,9 @@ def check_actions(actions: np.ndarray, batch: int, name: str = "actions") -> np.
 
 def check_paths(paths: np.ndarray, batch: int, name: str = "paths") -> np.ndarray:
     """Validate an int action-path array of shape [B, L] (NO_ACTION-padded); returns C-contiguous int32."""
+    if type(paths) is np.ndarray and paths.dtype == _INT32 and paths.ndim == 2 and paths.shape[0] == batch \
+            and paths.flags.c_contiguous:
+        return paths
     p = np.asarray(paths)
     if p.ndim != 2 or p.shape[0] != batch or not np.issubdtype(p.dtype, np.integer):
         raise ValueError(f"{name}: expected an integer array of shape ({batch}, L), got shape {p.shape} dtype {p.dtype}")

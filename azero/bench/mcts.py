@@ -4,8 +4,8 @@ against azero's own pure-Python twin, in one run, with ratios.
   (a) trivial evaluator (uniform prior, value 0): azero with B games searched
       in lockstep vs MCTSBot with the same evaluator written in C++, vs the twin;
   (b) one random rollout per leaf: azero vs MCTSBot + RandomRolloutEvaluator(1);
-  (c) thread scaling: the same total work on 1 and on 2 threads (one MCTS
-      object per thread, each with half the games).
+  (c) thread scaling: one MCTS object of B games per thread, 1 thread vs 2
+      threads running at once (weak scaling: total simulations/s of the process).
 
 Every figure is simulations per second on one core unless it says threads.
 Each side plays real games move after move (restarting finished ones), so the
@@ -82,8 +82,8 @@ def twin_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, 
 
 
 def threaded_rate(game, make_evaluator, *, batch: int, threads: int, simulations: int, seconds: float) -> Rate:
-    """Total sims/s of `threads` MCTS objects, each with batch // threads games, run concurrently."""
-    per = max(1, batch // threads)
+    """Total sims/s of `threads` MCTS objects, each with `batch` games, run concurrently."""
+    per = batch
     results: list[Rate] = [None] * threads  # type: ignore[list-item]
     barrier = threading.Barrier(threads)
 
