@@ -55,13 +55,42 @@ def test_run_dir_layout_and_progress(trained_run):
     assert metrics[-1]["step"] == 250 and metrics[-1]["games"] > 0
 
 
+def _loss_on(net, data) -> float:
+    import torch
+
+    from azero.train.network import masked_log_softmax
+
+    net.eval()
+    with torch.no_grad():
+        logits, value = net(torch.from_numpy(data["obs"]))
+        logp = masked_log_softmax(logits, torch.from_numpy(data["legal"]))
+        pi = torch.from_numpy(data["pi"])
+        # KL(pi || p) rather than cross-entropy: the targets' own entropy is a floor no
+        # network can go below, and it would hide how much of the rest was learned.
+        entropy = -(pi * torch.log(pi.clamp_min(1e-12))).sum(dim=1).mean()
+        kl = -(pi * logp).sum(dim=1).mean() - entropy
+        return float(kl + torch.mean((value - torch.from_numpy(data["z"])) ** 2))
+
+
 def test_loss_goes_down(trained_run):
+    # The trained network against a fresh one of the same shape, on the same self-play
+    # positions: a comparison on fixed data, not on the moving targets of the progress log.
+    import torch
+
+    from azero.train.network import NetworkConfig, PolicyValueNet
+    from azero.train.replay import ReplayBuffer
+
     run, _ = trained_run
+    game = make_game("tictactoe")
+    data = ReplayBuffer(run / "replay", game.spec).window_data()
+    trained = network_from_checkpoint(latest_checkpoint(run / "checkpoints"))
+    torch.manual_seed(0)
+    fresh = PolicyValueNet(game.spec, NetworkConfig(**trained.cfg.__dict__))
+    before, after = _loss_on(fresh, data), _loss_on(trained, data)
+    print(f"KL + value MSE on {len(data['z'])} positions: fresh {before:.3f}, trained {after:.3f}")
+    assert after < 0.85 * before, (before, after)  # measured: 0.751 -> 0.550 (seed 1)
     metrics = [json.loads(l) for l in (run / "logs" / "metrics.jsonl").read_text().splitlines()]
-    losses = [m["loss"] for m in metrics if "loss" in m]
-    assert len(losses) >= 3
-    early, late = np.mean(losses[:2]), np.mean(losses[-2:])
-    assert late < early - 0.1, losses
+    assert any("loss" in m for m in metrics)
 
 
 def test_trained_agent_beats_random(trained_run):
