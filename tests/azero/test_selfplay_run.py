@@ -201,3 +201,19 @@ def test_ray_run_survives_a_killed_worker(tmp_path):
     assert summary["games"] > 0
     assert summary["worker_failures"] >= 1
     assert latest_checkpoint(tmp_path / "ray" / "checkpoints") is not None
+
+
+def test_local_run_is_deterministic_for_a_seed(tmp_path):
+    from safetensors.numpy import load_file
+
+    from azero.runs.launch import launch_selfplay
+
+    args = ["train.steps=20", "train.checkpoint_every=20", "replay.min_positions=100", *TINY]
+    for name in ("a", "b"):
+        launch_selfplay(overrides=args, game="tictactoe", run_dir=str(tmp_path / name), resume=None)
+    a = load_file(str(latest_checkpoint(tmp_path / "a" / "checkpoints")))
+    b = load_file(str(latest_checkpoint(tmp_path / "b" / "checkpoints")))
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    assert shard_positions(tmp_path / "a") == shard_positions(tmp_path / "b")
