@@ -10,6 +10,7 @@ perspective, so no sign flip happens here).
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 import torch
@@ -35,6 +36,8 @@ class NetworkEvaluator:
             torch.set_num_threads(threads)
         self.evaluations = 0
         self.batches = 0
+        self.forward_seconds = 0.0
+        """Wall time spent inside the network's forward pass (what `azero bench selfplay` compares with)."""
 
     def load_state_dict(self, state_dict: dict) -> None:
         """Swap in new weights between two batches (hot reload)."""
@@ -55,8 +58,12 @@ class NetworkEvaluator:
         if self.device.type == "cuda":
             x = x.contiguous(memory_format=torch.channels_last)
         mask = torch.from_numpy(np.ascontiguousarray(legal, dtype=bool)).to(self.device)
+        t0 = time.perf_counter()
         with self._autocast():
             logits, value = self.net(x)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # so the forward time is not attributed to the copy below
+        self.forward_seconds += time.perf_counter() - t0
         logits = logits.float().masked_fill(~mask, float("-inf"))
         # Rows with no legal action (terminal leaves) would be all -inf: give them zeros.
         no_legal = ~mask.any(dim=1, keepdim=True)
