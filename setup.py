@@ -18,6 +18,7 @@ EXTENSIONS = [
     ("azero.games._go", "games/_go.pyx"),
     ("azero.games._connect4", "games/_connect4.pyx"),
     ("azero.games._tictactoe", "games/_tictactoe.pyx"),
+    ("azero.games._c4solver", "games/_c4solver.pyx"),
     ("azero.search._mcts", "search/_mcts.pyx"),
 ]
 

@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the results as JSON to this file")
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
     p.add_argument("--no-cache", action="store_true", help="solve the test sets afresh and do not store them")
-    p.add_argument("--workers", type=int, default=2, help="solver threads (default 2)")
+    p.add_argument("--workers", type=int, help="solver threads (default: one per CPU core)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_c4_accuracy)
