@@ -1,8 +1,10 @@
 """Batched decoding through an LMEngine: greedy, sampling (whole answers or single steps), beam search.
 
 Every generated token is run through the model once (including the last one, so the value head
-can score the finished prefix): a method's generated-token count is the number of tokens it
-produced, the same definition the tree searches use for their expanded nodes.
+can score the finished prefix). generate() adds every token it emits to the meter's
+generated_tokens, even one that repeats an earlier sample's prefix (the prefix trie then makes it
+cheap, which shows in forward_tokens); beam search counts each distinct hypothesis prefix it
+extends, as tree searches count their nodes.
 
 Sampling draws token t of row r by inverse CDF from uniforms[r, t], which the caller may pass
 (pre-drawn per row from its own seeded stream), so a row's sample does not depend on which
@@ -84,6 +86,7 @@ def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], pr
             if bad.any():
                 tok[bad] = np.argmax(p[bad], axis=1)
         logprob[rows] += lp_model[np.arange(len(rows)), tok]
+        engine.meter.generated_tokens += len(rows)
         new_prefixes = []
         for j, r in enumerate(rows):
             t = int(tok[j])
@@ -137,7 +140,7 @@ def beam_search(engine: LMEngine, task: Task, problems: Sequence[Problem], *, wi
                 cand_prefix.append(prompts[i] + toks)
                 cand_meta.append((i, toks, float(scores[bi, t]), int(beams[bi][1]), len(prompts[i]) + len(toks) - 1))
         nodes = engine.extend(cand_prefix, [len(prompts[m[0]]) for m in cand_meta],
-                              starts=[(m[3], m[4]) for m in cand_meta])
+                              starts=[(m[3], m[4]) for m in cand_meta], count_new=True)
         live = [[] for _ in problems]
         for (i, toks, score, _, _), node in zip(cand_meta, nodes):
             lines = sum(1 for t in toks if t == NEWLINE)

@@ -22,8 +22,12 @@ The meter (ComputeMeter) counts, for every forward call:
     forward_tokens_uncached  what re-encoding each computed position's whole prefix would cost:
                          per row and call, past length + new length
     prefill_tokens       first computations of prompt positions
-    generated_tokens     first computations of positions after the prompt (tokens the method
-                         produced: decoded, sampled or expanded), whatever they cost to compute
+and, counted by the methods (one definition for all of them):
+    generated_tokens     tokens the method produced. Decoding (greedy, sampling, step candidates)
+                         counts every token it emits, also one identical to a token another
+                         sample already produced (the trie then saves its compute, which shows in
+                         forward_tokens); a tree search or beam counts every distinct prefix it
+                         expands (extend(..., count_new=True)): a node is one token, produced once.
     wall_s               time spent inside the methods that use the meter's timer
 
 Memory: nodes are never freed individually; callers mark `num_nodes` and `truncate(mark)`
@@ -160,15 +164,19 @@ class LMEngine:
         return node, depth
 
     def extend(self, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
-               starts: Sequence[tuple[int, int]] | None = None) -> np.ndarray:
+               starts: Sequence[tuple[int, int]] | None = None, count_new: bool = False) -> np.ndarray:
         """int64 [n]: the node of every prefix, computing whatever is missing in one forward call.
 
         prompt_lens[i]: how many leading tokens of prefixes[i] are prompt (for the meter).
         starts[i]: an optional (node, depth) already known to lie on prefixes[i]'s path.
+        count_new: add every newly computed position after the prompt to generated_tokens
+        (tree searches and beams; decoders count the tokens they emit themselves).
         """
         n = len(prefixes)
         out = np.empty(n, np.int64)
         todo: list[tuple[int, int, int]] = []  # (row, cached node, cached depth)
+        first: dict[tuple, int] = {}           # identical missing suffixes run once
+        dups: list[tuple[int, int]] = []       # (row, row computing the same prefix)
         for i, prefix in enumerate(prefixes):
             if len(prefix) == 0:
                 raise ValueError("extend: empty prefix (every sequence starts with <bos>)")
@@ -176,13 +184,21 @@ class LMEngine:
             node, depth = self.find(prefix, s_node, s_len)
             if depth == len(prefix):
                 out[i] = node
-            else:
+                continue
+            key = (node, tuple(int(t) for t in prefix[depth:]))
+            j = first.get(key)
+            if j is None:
+                first[key] = i
                 todo.append((i, node, depth))
+            else:
+                dups.append((i, j))
         if todo:
-            self._compute(prefixes, prompt_lens, todo, out)
+            self._compute(prefixes, prompt_lens, todo, out, count_new)
+        for i, j in dups:
+            out[i] = out[j]
         return out
 
-    def _compute(self, prefixes, prompt_lens, todo, out) -> None:
+    def _compute(self, prefixes, prompt_lens, todo, out, count_new: bool) -> None:
         cfg = self.cfg
         rows = len(todo)
         if self.use_cache:
@@ -241,19 +257,20 @@ class LMEngine:
                 if nxt is None:
                     nxt = self._new_node(cur, t, pos + 1)
                     children[(cur, t)] = nxt
-                    col = pos - s
-                    self.logits_table[nxt] = logits_np[r, col]
-                    self.value_table[nxt] = values_np[r, col]
                     new_ids.append(nxt)
                     src_r.append(r)
-                    src_t.append(col)
+                    src_t.append(pos - s)
                     if pos < p_len:
                         m.prefill_tokens += 1
-                    else:
+                    elif count_new:
                         m.generated_tokens += 1
                 cur = nxt
             out[i] = cur
-        if self.use_cache and new_ids:
+        if not new_ids:
+            return
+        self.logits_table[new_ids] = logits_np[src_r, src_t]
+        self.value_table[new_ids] = values_np[src_r, src_t]
+        if self.use_cache:
             ids = torch.as_tensor(new_ids)
             rr, tt = torch.as_tensor(src_r), torch.as_tensor(src_t)
             # k_new [L, rows, H, T, D] -> [rows, T, L, H, D] -> the (row, position) pairs [n, L, H, D]

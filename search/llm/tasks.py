@@ -1,7 +1,7 @@
 """Tasks with exact verifiers for the LLM-step adapter: a character vocabulary, seeded problem
 generators with disjoint train / test splits, and verifiers that never raise.
 
-Countdown (the main task): reach a target from n numbers (3 by default, 4 supported) with
+Countdown (the main task): reach a target from n numbers (3 in 1..20 by default, 4 supported) with
 + - * /, every number used exactly once, every intermediate result a positive integer. The
 answer is one equation per line (a step), the last line ends with <eos>:
 
@@ -17,8 +17,11 @@ value. Its verifier computes the answer, so using it inside a search would hand 
 answer: `self_checkable` is False and searches must rely on the value head there.
 
 Splits: a problem's identity (the multiset of numbers and the target; a, b, c for arith) is
-hashed with BLAKE2b; 20% of identities are test problems, the rest train. The split is a property
-of the problem, so no test problem is ever trained on, whatever seeds are used.
+hashed with BLAKE2b; 20% of identities are test problems, 15% 'value' problems and the rest train.
+The LM trains on 'train' only; the value head learns from the LM's rollouts on 'value' problems,
+which the LM has not memorised, so its estimates are calibrated like they need to be on test
+problems. The split is a property of the problem: no test problem is ever trained on, whatever
+seeds are used.
 """
 
 from __future__ import annotations
@@ -63,9 +66,14 @@ def decode_tokens(tokens: Sequence[int]) -> str:
     return "".join(out)
 
 
-def _split_of(key: str, test_fraction: float) -> str:
-    h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little")
-    return "test" if (h % 10_000) < test_fraction * 10_000 else "train"
+SPLITS = ("train", "value", "test")
+
+
+def _split_of(key: str, test_fraction: float, value_fraction: float) -> str:
+    u = (int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little") % 10_000) / 10_000
+    if u < test_fraction:
+        return "test"
+    return "value" if u < test_fraction + value_fraction else "train"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +119,7 @@ class Task:
     max_steps: int = 4
     """Step (line) limit of an answer."""
     test_fraction: float = 0.2
+    value_fraction: float = 0.15
 
     # -- hooks
     def _random_problem(self, rng: np.random.Generator) -> Problem:
@@ -133,17 +142,21 @@ class Task:
         """Whether an answer is over: <eos>, the step limit (n_lines newlines written) or the token limit."""
         return last_token == EOS or n_lines >= self.max_steps or n_generated >= self.max_new_tokens
 
+    def finished_array(self, n_generated: np.ndarray, n_lines: np.ndarray, last_token: np.ndarray) -> np.ndarray:
+        """finished() of whole arrays at once (bool [n]); the same rule."""
+        return (last_token == EOS) | (n_lines >= self.max_steps) | (n_generated >= self.max_new_tokens)
+
     def split_of(self, problem: Problem) -> str:
-        return _split_of(f"{self.name}:{problem.key}", self.test_fraction)
+        return _split_of(f"{self.name}:{problem.key}", self.test_fraction, self.value_fraction)
 
     def problems(self, split: str, n: int, *, seed: int, distinct: bool = True) -> list[Problem]:
-        """n problems of `split` ('train' or 'test') drawn from a generator seeded by `seed`.
+        """n problems of `split` ('train', 'value' or 'test') drawn from a generator seeded by `seed`.
 
         distinct: no problem twice (raises ValueError if the split has fewer than n problems).
         """
-        if split not in ("train", "test"):
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-        rng = np.random.default_rng([seed, 1 if split == "test" else 0])
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        rng = np.random.default_rng([seed, SPLITS.index(split)])
         out: list[Problem] = []
         seen: set[str] = set()
         tries = 0
@@ -178,7 +191,7 @@ class Countdown(Task):
 
     self_checkable = True
 
-    def __init__(self, n_numbers: int = 3, max_number: int = 10, max_target: int = 40):
+    def __init__(self, n_numbers: int = 3, max_number: int = 20, max_target: int = 50):
         if n_numbers not in (3, 4):
             raise ValueError(f"countdown supports 3 or 4 numbers, got {n_numbers}")
         self.n_numbers, self.max_number, self.max_target = n_numbers, max_number, max_target
@@ -278,8 +291,8 @@ class Arith(Task):
 
     name = "arith"
     self_checkable = False
-    max_new_tokens = 20
-    max_steps = 3
+    max_new_tokens = 24  # the longest answer, 99*9=891\n891+99=990<eos>, is 20 tokens
+    max_steps = 2
 
     def _random_problem(self, rng: np.random.Generator) -> Problem:
         a, b, c = int(rng.integers(10, 100)), int(rng.integers(2, 10)), int(rng.integers(10, 100))
@@ -309,6 +322,8 @@ TASKS = ("countdown", "countdown4", "arith")
 def make_task(name: str) -> Task:
     """'countdown' (3 numbers), 'countdown4' (4 numbers) or 'arith'."""
     if name == "countdown":
+        # 3 numbers in 1..20, targets <= 50: about 12,800 distinct problems, enough that the LM cannot
+        # memorise its ~8,300 training problems and the value head sees ~1,900 unseen ones.
         return Countdown(3)
     if name == "countdown4":
         return Countdown(4, max_number=10, max_target=60)

@@ -5,12 +5,13 @@ LM: next-token cross-entropy on the answer tokens of `prompt + solution + <eos>`
 uniformly drawn correct solution per training problem and draw, so the model learns a
 distribution over solutions rather than one canonical answer. AdamW, linear warm-up, cosine decay.
 
-Value head: the LM is frozen. For training problems, `rollouts` answers are sampled at
-temperature 1 and verified; every prefix of a rollout from the end of the prompt to its last
-token gets the rollout's reward (0 or 1) as label, and the head (a small MLP on the final hidden
-state) is fit by binary cross-entropy. Its output is therefore an estimate of the probability that
-sampling from the LM succeeds from that prefix (the value of the sampling policy), which is what
-the searches back up.
+Value head: for problems of the 'value' split (never seen by the LM, like the test problems),
+`rollouts` answers are sampled at temperature 1 and verified; every prefix of a rollout from the
+end of the prompt to its last token gets the rollout's reward (0 or 1) as label, and the head (a
+small MLP on the final hidden state) is fit by binary cross-entropy. Its output is therefore an
+estimate of the probability that sampling from the LM succeeds from that prefix (the value of the
+sampling policy), which is what the searches back up. By default the trunk learns too, with the
+LM's own loss kept in the objective (value_mode 'joint'); 'head' freezes the LM.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from azero.search.llm.tasks import PAD, Task
 class TrainConfig:
     """Budget and optimiser of `azero llm train` (defaults: a few minutes on a 2-core CPU)."""
 
-    steps: int = 1500
+    steps: int = 1000
     """LM optimiser steps."""
     batch: int = 128
     """Sequences per LM step."""
@@ -44,14 +45,18 @@ class TrainConfig:
     """Linear warm-up steps."""
     weight_decay: float = 0.01
     """AdamW weight decay (matrices only)."""
-    value_problems: int = 1024
-    """Training problems the value head's rollouts are drawn from."""
-    rollouts: int = 8
+    value_problems: int = 2048
+    """Problems (drawn from the 'value' split, repeats allowed) the value head's rollouts start from."""
+    rollouts: int = 4
     """Sampled answers per value problem."""
-    value_steps: int = 400
-    """Value-head optimiser steps."""
+    value_steps: int = 300
+    """Value optimiser steps."""
     value_batch: int = 512
-    """Prefixes per value step."""
+    """Prefixes per value step (about 16 per rollout sequence)."""
+    value_lr: float = 1e-3
+    """Peak learning rate of the value training (cosine decay)."""
+    value_mode: str = "joint"
+    """'joint': trunk and head learn (value BCE + the LM's own loss); 'head': LM frozen, head only."""
     eval_problems: int = 200
     """Test problems for the greedy accuracy printed during and after training."""
     eval_every: int = 500
@@ -107,7 +112,7 @@ def train_lm(task: Task, cfg: TrainConfig, *, model_cfg: GPTConfig | None = None
     model_cfg = model_cfg or GPTConfig()
     model = TinyGPT(model_cfg)
     # The train split is sampled with repetition: a stream of problems drawn like the test ones.
-    train = task.problems("train", 20_000, seed=cfg.seed, distinct=False)
+    train = task.problems("train", min(20_000, cfg.steps * cfg.batch), seed=cfg.seed, distinct=False)
     test = task.problems("test", cfg.eval_problems, seed=cfg.seed + 1)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and not n.startswith("value_mlp")]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 and not n.startswith("value_mlp")]
@@ -141,53 +146,125 @@ def train_lm(task: Task, cfg: TrainConfig, *, model_cfg: GPTConfig | None = None
     return model
 
 
-def value_dataset(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print):
-    """(hidden states float32 [n, d], labels float32 [n]) from verified rollouts on train problems."""
+def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print):
+    """Verified samples of the LM on 'value' problems: (sequences, prompt lengths, rewards, problem keys)."""
     rng = np.random.default_rng(cfg.seed + 7)
-    problems = task.problems("train", cfg.value_problems, seed=cfg.seed + 7)
+    problems = task.problems("value", cfg.value_problems, seed=cfg.seed + 7, distinct=False)
     engine = LMEngine(model)
-    feats, labels, solved = [], [], []
+    seqs, prompt_lens, rewards, keys = [], [], [], []
     chunk = max(1, 512 // cfg.rollouts)
     for i in range(0, len(problems), chunk):
         batch = [p for p in problems[i: i + chunk] for _ in range(cfg.rollouts)]
         gen = generate(engine, task, [p.prompt for p in batch], [len(p.prompt) for p in batch], rng=rng)
-        rewards = np.array([task.verify_tokens(p, t) for p, t in zip(batch, gen.tokens)], np.float32)
-        solved.append(rewards)
-        seqs = [list(p.prompt) + t for p, t in zip(batch, gen.tokens)]
-        with torch.no_grad():
-            x = _pad(seqs)
-            _, hidden, _ = model(x)
-        for j, (p, s) in enumerate(zip(batch, seqs)):
-            pl = len(p.prompt)
-            feats.append(hidden[j, pl - 1: len(s)])
-            labels.append(torch.full((len(s) - pl + 1,), float(rewards[j])))
+        for p, t in zip(batch, gen.tokens):
+            seqs.append(list(p.prompt) + t)
+            prompt_lens.append(len(p.prompt))
+            rewards.append(task.verify_tokens(p, t))
+            keys.append(p.key)
         engine.clear()
-    rate = float(np.concatenate(solved).mean())
-    log(f"[value] {len(problems)} problems x {cfg.rollouts} rollouts: sampled success rate {rate:.3f}")
-    return torch.cat(feats), torch.cat(labels), rate
+    log(f"[value] {len(problems)} problems x {cfg.rollouts} rollouts: sampled success rate {np.mean(rewards):.3f}")
+    return seqs, np.array(prompt_lens), np.array(rewards, np.float32), keys
+
+
+def _value_batch(seqs, prompt_lens, rewards, idx):
+    """Padded sequences [B, T], the mask of their answer prefixes (positions pl-1 .. len-1) and labels."""
+    x = _pad([seqs[i] for i in idx])
+    mask = torch.zeros(x.shape, dtype=torch.bool)
+    for j, i in enumerate(idx):
+        mask[j, prompt_lens[i] - 1: len(seqs[i])] = True
+    labels = torch.as_tensor(rewards[idx])[:, None].expand(x.shape)
+    return x, mask, labels
+
+
+def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Probability that a correct answer scores above a wrong one (ties count half)."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
+    ranks = np.empty(len(order))
+    ranks[order] = np.arange(1, len(order) + 1)
+    # Average ranks of ties.
+    allv = np.concatenate([pos, neg])
+    for v in np.unique(allv):
+        tie = allv == v
+        ranks[tie] = ranks[tie].mean()
+    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print) -> dict:
-    """Fit the value head (LM frozen) on verified rollouts; returns {'rollout_success', 'final_bce'}."""
+    """Fit the value head on verified rollouts of 'value' problems; returns a summary dict.
+
+    mode 'joint' (default): the whole network learns, value BCE on rollout prefixes plus the LM's
+    own cross-entropy on train sequences (so the policy stays what it was while the shared trunk
+    learns features of correctness, as AlphaZero's policy-value network does). mode 'head': the
+    LM is frozen and only the head's MLP is fit. A fifth of the value problems is held out: the
+    summary reports the head's BCE and AUC (correct vs wrong finished answers) on them.
+    """
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed + 11)
+    rng = np.random.default_rng(cfg.seed + 11)
     t0 = time.perf_counter()
-    feats, labels, rate = value_dataset(model, task, cfg, log=log)
-    for p in model.value_mlp.parameters():
-        p.requires_grad_(True)
-    opt = torch.optim.AdamW(model.value_mlp.parameters(), lr=3e-3, weight_decay=0.0)
-    gen = torch.Generator().manual_seed(cfg.seed + 13)
+    seqs, prompt_lens, rewards, keys = value_rollouts(model, task, cfg, log=log)
+    held = np.array([_held_out(k) for k in keys])
+    fit_idx, held_idx = np.flatnonzero(~held), np.flatnonzero(held)
+    joint = cfg.value_mode == "joint"
+    if cfg.value_mode not in ("joint", "head"):
+        raise ValueError(f"value_mode must be 'joint' or 'head', got {cfg.value_mode!r}")
+    params = list(model.parameters()) if joint else list(model.value_mlp.parameters())
+    opt = torch.optim.AdamW(params, lr=cfg.value_lr, weight_decay=0.0)
+    train = task.problems("train", min(20_000, cfg.value_steps * cfg.batch), seed=cfg.seed + 5, distinct=False) \
+        if joint else None
     ema = None
+    seq_batch = max(1, cfg.value_batch // 16)  # sequences per step (about 16 prefixes each)
     for step in range(1, cfg.value_steps + 1):
-        idx = torch.randint(len(feats), (cfg.value_batch,), generator=gen)
-        loss = F.binary_cross_entropy_with_logits(model.value_logit(feats[idx]), labels[idx])
+        for g in opt.param_groups:
+            g["lr"] = cfg.value_lr * 0.5 * (1 + math.cos(math.pi * step / cfg.value_steps))
+        model.train()
+        idx = rng.choice(fit_idx, size=seq_batch)
+        x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
+        if joint:
+            _, hidden, _ = model(x)
+        else:
+            with torch.no_grad():
+                _, hidden, _ = model(x)
+        bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden)[mask], labels[mask])
+        loss = bce
+        if joint:
+            xl, yl = _lm_batch(task, train, rng, cfg.batch // 2)
+            logits, _, _ = model(xl)
+            loss = loss + F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yl.reshape(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
+        ema = bce.item() if ema is None else 0.95 * ema + 0.05 * bce.item()
         if step % 100 == 0 or step == cfg.value_steps:
-            log(f"[value] step {step} bce {ema:.4f}")
+            log(f"[value] step {step} bce {ema:.4f} ({cfg.value_mode})")
     model.eval()
-    log(f"[value] done in {time.perf_counter() - t0:.0f}s on {len(feats):,} prefixes")
-    return {"rollout_success": rate, "final_bce": float(ema if ema is not None else float("nan"))}
+    summary = {"rollout_success": float(rewards.mean()), "mode": cfg.value_mode, "train_bce": float(ema or 0.0)}
+    if held_idx.size:
+        with torch.no_grad():
+            finals, bces = [], []
+            for i in range(0, held_idx.size, 256):
+                idx = held_idx[i: i + 256]
+                x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
+                _, hidden, _ = model(x)
+                vl = model.value_logit(hidden)
+                bces.append(F.binary_cross_entropy_with_logits(vl[mask], labels[mask], reduction="sum").item())
+                last = torch.as_tensor([len(seqs[j]) - 1 for j in idx])
+                finals.append(torch.sigmoid(vl[torch.arange(len(idx)), last]).numpy())
+            n_pos = sum(len(seqs[j]) - prompt_lens[j] + 1 for j in held_idx)
+            summary["heldout_bce"] = float(sum(bces) / n_pos)
+            summary["heldout_auc_final"] = _auc(np.concatenate(finals), rewards[held_idx])
+    log(f"[value] done in {time.perf_counter() - t0:.0f}s: " + ", ".join(
+        f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in summary.items()))
+    return summary
+
+
+def _held_out(key: str) -> bool:
+    """Whether a value problem is held out from the head's fit (a fifth of them, by hash)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "little") % 5 == 0

@@ -1,0 +1,225 @@
+"""`azero llm ...`: train a tiny LM (+ value head) on a task, decode with it, compare raw decoding
+with tree search at equal compute.
+
+    azero llm train   --task countdown --out runs/llm/countdown.safetensors
+    azero llm solve   --ckpt runs/llm/countdown.safetensors --method puct-token --budget 512 -n 5
+    azero llm compare --ckpt runs/llm/countdown.safetensors --budgets 64,128,256,512,1024,2048,4096
+
+Hooked into azero/cli.py by add_llm_parser(subparsers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    return out
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",") if x.strip())
+
+
+def _log_to(path: Path | None):
+    """A log function printing to stdout (flushed) and, if given, appending to `path`."""
+    fh = open(path, "a", buffering=1) if path else None
+
+    def log(msg: str) -> None:
+        line = f"{time.strftime('%H:%M:%S')} {msg}"
+        print(line, flush=True)
+        if fh:
+            fh.write(line + "\n")
+
+    return log
+
+
+def cmd_llm_train(args: argparse.Namespace) -> int:
+    import torch
+
+    from azero.search.llm.model import GPTConfig, load_checkpoint, save_checkpoint
+    from azero.search.llm.tasks import make_task
+    from azero.search.llm.train import TrainConfig, train_lm, train_value
+
+    task = make_task(args.task)
+    out = Path(args.out or f"runs/llm/{args.task}.safetensors")
+    log = _log_to(out.with_suffix(".log"))
+    cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rollouts=args.rollouts,
+                      value_problems=args.value_problems, value_steps=args.value_steps,
+                      value_mode=args.value_mode,
+                      eval_problems=args.eval_problems, eval_every=args.eval_every, seed=args.seed,
+                      threads=args.threads)
+    if args.value_only:
+        model, meta = load_checkpoint(out)
+        if meta["task"] != args.task:
+            raise ValueError(f"{out} was trained on {meta['task']!r}, not {args.task!r}")
+        info = dict(meta.get("info", {}))
+    else:
+        mcfg = GPTConfig(d_model=args.d_model, n_layer=args.layers, n_head=args.heads, d_ff=4 * args.d_model)
+        model = train_lm(task, cfg, model_cfg=mcfg, log=log)
+        info = {"train": dataclasses.asdict(cfg)}
+        save_checkpoint(out, model, task=args.task, info=info)
+        log(f"wrote LM checkpoint {out}")
+    if args.value_steps > 0:
+        torch.manual_seed(args.seed)
+        info["value"] = train_value(model, task, cfg, log=log)
+        save_checkpoint(out, model, task=args.task, info=info)
+        log(f"wrote LM + value head checkpoint {out}")
+    return 0
+
+
+def _load(ckpt: str):
+    from azero.search.llm.model import load_checkpoint
+    from azero.search.llm.tasks import make_task
+
+    model, meta = load_checkpoint(ckpt)
+    return model, make_task(meta["task"])
+
+
+def cmd_llm_solve(args: argparse.Namespace) -> int:
+    import torch
+
+    from azero.search.llm.baselines import beam_decode, greedy_decode
+    from azero.search.llm.engine import LMEngine
+    from azero.search.llm.searchers import TreeSearchConfig, mcts_decode
+    from azero.search.llm.tasks import decode_tokens
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, task = _load(args.ckpt)
+    problems = task.problems("test", args.n, seed=args.seed)
+    eng = LMEngine(model)
+    with eng.meter.timer():
+        if args.method == "greedy":
+            answers = greedy_decode(eng, task, problems)
+        elif args.method == "beam":
+            answers = beam_decode(eng, task, problems, width=args.width)
+        else:
+            algorithm, level = args.method.split("-")
+            answers = mcts_decode(eng, task, problems, TreeSearchConfig(
+                level=level, algorithm=algorithm, simulations=args.sims, top_k=args.top_k,
+                num_candidates=args.candidates, terminal_value=args.terminal, seed=args.seed))
+    correct = 0
+    for p, a in zip(problems, answers):
+        r = task.verify_tokens(p, a)
+        correct += r
+        print(f"{'OK ' if r else 'no '} {decode_tokens(p.prompt).strip()} -> {decode_tokens(a)!r}")
+    m = eng.meter
+    print(f"{correct:.0f}/{len(problems)} correct; per problem: {m.generated_tokens / len(problems):.0f} generated "
+          f"tokens, {m.forward_tokens / len(problems):.0f} forward tokens, {m.model_calls} model calls in all, "
+          f"{m.wall_s:.1f}s")
+    return 0
+
+
+def cmd_llm_compare(args: argparse.Namespace) -> int:
+    import torch
+
+    from azero.search.llm.compare import CompareConfig, format_table, run_compare, write_outputs
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model, task = _load(args.ckpt)
+    if args.task and args.task != task.name and not task.name.startswith(args.task):
+        raise ValueError(f"{args.ckpt} holds a {task.name!r} model, not {args.task!r}")
+    cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
+                        top_k=args.top_k, num_candidates=args.candidates, terminal=args.terminal, seed=args.seed)
+    out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = _log_to(out_dir / "compare.log")
+    doc = run_compare(model, task, cfg, log=log)
+    print(format_table(doc))
+    json_path, png_path = write_outputs(doc, out_dir)
+    print(f"wrote {json_path} and {png_path}")
+    return 0
+
+
+def add_llm_parser(subparsers) -> None:
+    """Register `azero llm {train,solve,compare}` on the top-level subparsers."""
+    from azero.search.llm.compare import METHODS, SEARCH_METHODS
+
+    llm = subparsers.add_parser("llm", help="tiny LM + tree search over tokens: train, solve, compare",
+                                description="The LLM-step adapter: tree search over token sequences of a "
+                                            "small language model, raw decoding vs search at equal compute.")
+    sub = llm.add_subparsers(dest="llm", metavar="LLM_COMMAND")
+    llm.set_defaults(func=lambda a: (llm.print_help(), 2)[1])
+
+    p = sub.add_parser("train", help="train a tiny LM on a task, then its value head on verified rollouts")
+    p.add_argument("--task", default="countdown", help="countdown (3 numbers), countdown4 or arith")
+    p.add_argument("--out", help="checkpoint path (default runs/llm/<task>.safetensors; log next to it)")
+    p.add_argument("--steps", type=int, default=1000, help="LM optimiser steps (default 1000)")
+    p.add_argument("--batch", type=int, default=128, help="sequences per LM step (default 128)")
+    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default 3e-3)")
+    p.add_argument("--d-model", type=int, default=160, help="transformer width (default 160: 1.25M parameters)")
+    p.add_argument("--layers", type=int, default=4, help="transformer blocks (default 4)")
+    p.add_argument("--heads", type=int, default=4, help="attention heads (default 4)")
+    p.add_argument("--rollouts", type=int, default=4, help="value head: samples per value problem (default 4)")
+    p.add_argument("--value-problems", type=int, default=2048,
+                   help="value head: problems drawn from the value split, repeats allowed (default 2048)")
+    p.add_argument("--value-steps", type=int, default=300, help="value optimiser steps (0: no value head)")
+    p.add_argument("--value-mode", default="joint", choices=("joint", "head"),
+                   help="joint: trunk + head learn the value (LM loss kept); head: LM frozen (default joint)")
+    p.add_argument("--value-only", action="store_true", help="load --out and retrain only its value head")
+    p.add_argument("--eval-problems", type=int, default=200, help="test problems for the greedy accuracy log")
+    p.add_argument("--eval-every", type=int, default=500, help="LM steps between greedy evaluations")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.set_defaults(func=cmd_llm_train)
+
+    p = sub.add_parser("solve", help="decode test problems with one method and show the answers")
+    p.add_argument("--ckpt", required=True, help="checkpoint written by `azero llm train`")
+    p.add_argument("--method", default="puct-token", choices=("greedy", "beam") + SEARCH_METHODS)
+    p.add_argument("--sims", type=int, default=32, help="tree search: simulations per move (default 32)")
+    p.add_argument("--width", type=int, default=4, help="beam width (default 4)")
+    p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
+    p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
+    p.add_argument("--terminal", default="value_head", choices=("value_head", "verifier"),
+                   help="value of terminal leaves (verifier: self-checkable tasks only)")
+    p.add_argument("-n", type=int, default=10, help="test problems (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0)
+    p.set_defaults(func=cmd_llm_solve)
+
+    p = sub.add_parser("compare", help="accuracy vs generated-token budget for every method (table, PNG, JSON)")
+    p.add_argument("--ckpt", required=True, help="checkpoint written by `azero llm train`")
+    p.add_argument("--task", help="optional check that the checkpoint was trained on this task")
+    p.add_argument("--budgets", type=_ints, default=(64, 128, 256, 512, 1024, 2048, 4096),
+                   help="comma-separated generated-token budgets per problem (default 64,...,4096)")
+    p.add_argument("--problems", type=int, default=100, help="test problems (default 100)")
+    p.add_argument("--methods", type=_names, default=METHODS, help=f"comma-separated subset of {','.join(METHODS)}")
+    p.add_argument("--batch", type=int, default=50, help="problems searched in lockstep (default 50)")
+    p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
+    p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
+    p.add_argument("--terminal", default="value_head", choices=("value_head", "verifier"),
+                   help="value of the searches' terminal leaves (default value_head: verifier-free)")
+    p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0)
+    p.set_defaults(func=cmd_llm_compare)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m azero.llm_cli {train,solve,compare} ...`: the same commands without azero/cli.py."""
+    from azero.search.llm.model import LLMCheckpointError
+
+    parser = argparse.ArgumentParser(prog="azero")
+    add_llm_parser(parser.add_subparsers(dest="command", metavar="COMMAND"))
+    args = parser.parse_args(["llm"] + list(sys.argv[1:] if argv is None else argv))
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, LLMCheckpointError, FileNotFoundError) as e:
+        print(f"azero llm: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

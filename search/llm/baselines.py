@@ -1,0 +1,105 @@
+"""Decoding baselines at a generated-token budget: greedy, sampling (pass@1), best-of-N selected by
+the value head or by majority vote, oracle pass@N, and beam search.
+
+Sampling-based methods share one pool of i.i.d. samples per problem (`SamplePool`): the method at
+budget G uses the first N_G samples, N_G the largest n whose token lengths sum to at most G
+(at least one). Every budget is thus evaluated on nested prefixes of the same samples, which
+keeps the curves' noise correlated across budgets without changing any single point's
+distribution. A sample costs its full length in generated tokens (each sample is generated on
+its own, as best-of-N is); the engine's meter, which shares prefixes between identical samples,
+is reported next to it.
+
+    best-of-N (value)     the sample with the highest value-head P(correct) after its last token
+    best-of-N (majority)  the most frequent Task.answer_key among the samples (ties: earliest)
+    pass@N (oracle)       whether any sample is correct: needs the verifier; shown separately
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+
+from azero.search.llm.decode import beam_search, generate
+from azero.search.llm.engine import LMEngine
+from azero.search.llm.tasks import Problem, Task, decode_tokens
+
+
+def greedy_decode(engine: LMEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
+    gen = generate(engine, task, [p.prompt for p in problems], [len(p.prompt) for p in problems], greedy=True)
+    return gen.tokens
+
+
+def beam_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
+    return beam_search(engine, task, problems, width=width)
+
+
+@dataclasses.dataclass
+class SamplePool:
+    """Per problem, samples in draw order: lengths, rewards, value-head scores and answer keys."""
+
+    lengths: list[np.ndarray]
+    rewards: list[np.ndarray]
+    values: list[np.ndarray]
+    keys: list[list[str]]
+
+    def count_for_budget(self, i: int, budget: float) -> int:
+        """N_G of problem i: the longest prefix of samples whose lengths sum to at most `budget` (>= 1)."""
+        csum = np.cumsum(self.lengths[i])
+        return max(1, int(np.searchsorted(csum, budget, side="right")))
+
+    def select(self, i: int, n: int, method: str) -> tuple[float, int]:
+        """(reward of the method's choice among the first n samples of problem i, tokens spent)."""
+        r, spent = self.rewards[i][:n], int(self.lengths[i][:n].sum())
+        if method == "oracle":
+            return float(r.max()), spent
+        if method == "value":
+            return float(r[int(np.argmax(self.values[i][:n]))]), spent
+        if method == "majority":
+            counts: dict[str, int] = {}
+            first: dict[str, int] = {}
+            for j, k in enumerate(self.keys[i][:n]):
+                if k:
+                    counts[k] = counts.get(k, 0) + 1
+                    first.setdefault(k, j)
+            if not counts:
+                return 0.0, spent
+            best = max(counts, key=lambda k: (counts[k], -first[k]))
+            return float(r[first[best]]), spent
+        raise ValueError(f"unknown selection {method!r}")
+
+
+def sample_pool(engine: LMEngine, task: Task, problems: Sequence[Problem], *, budget: int,
+                temperature: float = 1.0, seed: int = 0, rows_per_call: int = 512) -> SamplePool:
+    """Draw samples for every problem until their lengths sum to at least `budget` tokens."""
+    rng = np.random.default_rng([seed, 3])
+    n = len(problems)
+    lengths = [[] for _ in range(n)]
+    rewards = [[] for _ in range(n)]
+    values = [[] for _ in range(n)]
+    keys: list[list[str]] = [[] for _ in range(n)]
+    spent = np.zeros(n, np.int64)
+    # The prompts stay cached; each round's samples are dropped from the trie afterwards (memory).
+    prompts = engine.extend([p.prompt for p in problems], [len(p.prompt) for p in problems])
+    mark = engine.num_nodes
+    while (spent < budget).any():
+        need = np.flatnonzero(spent < budget)
+        mean_len = max(np.mean([np.mean(l) for l in lengths if l] or [task.max_new_tokens / 2]), 1.0)
+        per = int(np.clip(np.ceil((budget - spent[need].min()) / mean_len), 1, max(1, rows_per_call // len(need))))
+        rows = np.repeat(need, per)
+        gen = generate(engine, task, [problems[i].prompt for i in rows], [len(problems[i].prompt) for i in rows],
+                       temperature=temperature, rng=rng, starts=prompts[rows])
+        vals = engine.values(gen.nodes)
+        for j, i in enumerate(rows):
+            toks = gen.tokens[j]
+            lengths[i].append(len(toks))
+            rewards[i].append(task.verify_tokens(problems[i], toks))
+            values[i].append(float(vals[j]))
+            keys[i].append(task.answer_key(problems[i], decode_tokens(toks)))
+            spent[i] += len(toks)
+        engine.truncate(mark)
+        prompts = engine.extend([p.prompt for p in problems], [len(p.prompt) for p in problems])
+    return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
+                      [np.array(x, np.float64) for x in values], keys)
+

@@ -1,0 +1,287 @@
+"""Raw decoding vs tree search at equal generated-token budgets, on held-out test problems.
+
+Every method runs on its own LMEngine (fresh prefix cache and meter) over the same problems.
+For each method and budget the result holds the accuracy with a 95% Wilson interval over
+problems and, per problem, the generated tokens (the x axis: what the method produced), the
+forward tokens actually run (prefill included), the forward tokens re-encoding would have run,
+model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one point each.
+
+Methods (names used in --methods and in the JSON):
+    greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
+    bon-value, bon-majority   best-of-N from the sample pool (baselines.py)
+    oracle                    pass@N of the same samples (needs the verifier; a reference only)
+    beam                      beam search, width = budget / typical answer length
+    puct-token, gumbel-token, puct-step, gumbel-step
+                              MCTS over LLMGame (searchers.py); value head at every leaf
+                              (terminal ones too) unless --terminal verifier
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from azero.search.llm.baselines import beam_decode, greedy_decode, sample_pool
+from azero.search.llm.engine import ComputeMeter, LMEngine
+from azero.search.llm.model import TinyGPT
+from azero.search.llm.searchers import TreeSearchConfig, mcts_decode, simulations_for_budget
+from azero.search.llm.tasks import Problem, Task
+
+SEARCH_METHODS = ("puct-token", "gumbel-token", "puct-step", "gumbel-step")
+METHODS = ("greedy", "sample", "bon-value", "bon-majority", "oracle", "beam") + SEARCH_METHODS
+
+
+@dataclasses.dataclass
+class CompareConfig:
+    """What `azero llm compare` runs."""
+
+    budgets: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
+    """Generated-token budgets per problem."""
+    problems: int = 100
+    """Test problems."""
+    methods: tuple[str, ...] = METHODS
+    """Methods to run (see the module docstring)."""
+    batch: int = 50
+    """Problems searched in lockstep by the tree searches (memory: the prefix trie holds about
+    batch x budget positions)."""
+    top_k: int = 4
+    """Token-level children per node."""
+    num_candidates: int = 4
+    """Step-level sampled children per node."""
+    prior_temperature: float = 1.0
+    """Search priors: softmax(log p / T)."""
+    terminal: str = "value_head"
+    """Terminal leaves of the searches: 'value_head' (verifier-free) or 'verifier'."""
+    max_beam_width: int = 64
+    """Beam widths above this are not run (cost grows with width x vocabulary in Python)."""
+    kv_check_budget: int = 0
+    """If > 0: rerun puct-token at this budget without the KV cache to measure the reuse ratio
+    (forward tokens re-encoding / with cache) on real searches; 0 uses the smallest budget."""
+    seed: int = 0
+    """Seed of the problems (test split) and of every method's random draws."""
+
+
+def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion k / n."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _point(rewards: Sequence[float], meter: ComputeMeter, n: int, *, generated: float | None = None,
+           **extra) -> dict:
+    k = float(np.sum(rewards))
+    lo, hi = wilson(k, n)
+    out = {"accuracy": k / n, "ci": [lo, hi],
+           "generated_tokens": (meter.generated_tokens / n) if generated is None else generated,
+           "forward_tokens": meter.forward_tokens / n, "forward_tokens_uncached": meter.forward_tokens_uncached / n,
+           "model_calls": meter.model_calls / n, "wall_s": meter.wall_s / n}
+    out.update(extra)
+    return out
+
+
+def run_compare(model: TinyGPT, task: Task, cfg: CompareConfig, *, log: Callable[[str], None] = print) -> dict:
+    """Run every method of `cfg` and return the results document (see write_outputs)."""
+    unknown = set(cfg.methods) - set(METHODS)
+    if unknown:
+        raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
+    budgets = sorted(set(int(b) for b in cfg.budgets))
+    problems = task.problems("test", cfg.problems, seed=cfg.seed)
+    n = len(problems)
+    doc = {"task": task.name, "problems": n, "budgets": budgets, "config": dataclasses.asdict(cfg),
+           "model_params": model.num_params(), "methods": {}}
+    methods = doc["methods"]
+
+    def verify_all(answers) -> list[float]:
+        return [task.verify_tokens(p, a) for p, a in zip(problems, answers)]
+
+    # Greedy first: its mean answer length sets the simulations-per-budget plan of the searches.
+    eng = LMEngine(model)
+    with eng.meter.timer():
+        answers = greedy_decode(eng, task, problems)
+    rewards = verify_all(answers)
+    answer_tokens = float(np.mean([len(a) for a in answers]))
+    step_tokens = answer_tokens / task.max_steps
+    doc["answer_tokens_greedy"] = answer_tokens
+    if "greedy" in cfg.methods:
+        methods["greedy"] = {"points": [_point(rewards, eng.meter, n)]}
+        log(f"greedy: {np.mean(rewards):.3f} ({answer_tokens:.1f} tokens per answer)")
+
+    pool_methods = {"bon-value": "value", "bon-majority": "majority", "oracle": "oracle"}
+    if any(m in cfg.methods for m in ("sample",) + tuple(pool_methods)):
+        eng = LMEngine(model)
+        with eng.meter.timer():
+            pool = sample_pool(eng, task, problems, budget=budgets[-1], seed=cfg.seed)
+        total_samples = sum(len(x) for x in pool.lengths)
+        total_tokens = sum(int(x.sum()) for x in pool.lengths)
+        log(f"sample pool: {total_samples} samples, {total_tokens / n:.0f} tokens per problem, "
+            f"{eng.meter.forward_tokens / n:.0f} forward tokens per problem with the prefix cache")
+        if "sample" in cfg.methods:
+            per_problem = [float(r.mean()) for r in pool.rewards]
+            mean_len = total_tokens / total_samples
+            # pass@1 of one sample: the pool's mean per problem (same expectation, less noise).
+            scale = mean_len * n / max(total_tokens, 1)
+            m = ComputeMeter(**{k: v * scale for k, v in eng.meter.to_dict().items()})
+            methods["sample"] = {"points": [_point(per_problem, m, n, generated=mean_len)]}
+            log(f"sample pass@1: {np.mean(per_problem):.3f}")
+        for name, how in pool_methods.items():
+            if name not in cfg.methods:
+                continue
+            pts = []
+            for b in budgets:
+                picks = [pool.select(i, pool.count_for_budget(i, b), how) for i in range(n)]
+                spent = float(np.mean([s for _, s in picks]))
+                # Compute of this budget's share of the pool: the pool's meter scaled by the share of
+                # its sampled tokens used (forward tokens only approximately: prefix sharing varies).
+                frac = spent * n / max(total_tokens, 1)
+                m = ComputeMeter(**{k: v * frac for k, v in eng.meter.to_dict().items()})
+                pts.append(_point([r for r, _ in picks], m, n, generated=spent, budget=b,
+                                  samples=float(np.mean([pool.count_for_budget(i, b) for i in range(n)]))))
+            methods[name] = {"points": pts}
+            log(f"{name}: " + " ".join(f"{b}:{p['accuracy']:.3f}" for b, p in zip(budgets, pts)))
+
+    if "beam" in cfg.methods:
+        pts = []
+        for b in budgets:
+            width = max(1, int(b // max(answer_tokens, 1.0)))
+            if width > cfg.max_beam_width:
+                continue
+            eng = LMEngine(model)
+            with eng.meter.timer():
+                answers = beam_decode(eng, task, problems, width=width)
+            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, width=width))
+            log(f"beam width {width} (budget {b}): {pts[-1]['accuracy']:.3f}, "
+                f"{pts[-1]['generated_tokens']:.0f} tokens")
+        methods["beam"] = {"points": pts}
+
+    for name in SEARCH_METHODS:
+        if name not in cfg.methods:
+            continue
+        algorithm, level = name.split("-")
+        pts = []
+        for b in budgets:
+            tcfg = TreeSearchConfig(level=level, algorithm=algorithm, top_k=cfg.top_k,
+                                    num_candidates=cfg.num_candidates, prior_temperature=cfg.prior_temperature,
+                                    terminal_value=cfg.terminal, seed=cfg.seed)
+            tcfg.simulations = simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
+                                                      step_tokens=step_tokens)
+            eng = LMEngine(model)
+            answers = []
+            with eng.meter.timer():
+                for i in range(0, n, cfg.batch):
+                    answers += mcts_decode(eng, task, problems[i: i + cfg.batch], tcfg)
+                    eng.clear()
+            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, simulations=tcfg.simulations))
+            log(f"{name} budget {b} ({tcfg.simulations} sims/move): {pts[-1]['accuracy']:.3f}, "
+                f"{pts[-1]['generated_tokens']:.0f} tokens, {pts[-1]['wall_s']:.2f}s/problem")
+        methods[name] = {"points": pts}
+
+    if any(m in cfg.methods for m in SEARCH_METHODS):
+        doc["kv_reuse"] = kv_reuse_check(model, task, problems[: cfg.batch], cfg.kv_check_budget or budgets[0],
+                                         answer_tokens=answer_tokens, cfg=cfg)
+        log(f"KV reuse: {doc['kv_reuse']['ratio']:.1f}x fewer forward tokens than re-encoding "
+            f"(answers identical: {doc['kv_reuse']['same_answers']})")
+    return doc
+
+
+def kv_reuse_check(model: TinyGPT, task: Task, problems: Sequence[Problem], budget: int, *,
+                   answer_tokens: float, cfg: CompareConfig) -> dict:
+    """Run token-level PUCT with and without the KV cache: forward tokens of each, and whether the
+    answers agree (they must, up to floating-point ties)."""
+    tcfg = TreeSearchConfig(level="token", algorithm="puct", top_k=cfg.top_k, terminal_value=cfg.terminal,
+                            prior_temperature=cfg.prior_temperature, seed=cfg.seed)
+    tcfg.simulations = simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens, step_tokens=1.0)
+    out = {}
+    for name, use_cache in (("cached", True), ("uncached", False)):
+        eng = LMEngine(model, use_cache=use_cache)
+        with eng.meter.timer():
+            out[name] = (mcts_decode(eng, task, problems, tcfg), eng.meter.copy())
+    cached, uncached = out["cached"][1], out["uncached"][1]
+    return {"budget": budget, "simulations": tcfg.simulations, "problems": len(problems),
+            "forward_tokens_cached": cached.forward_tokens, "forward_tokens_uncached": uncached.forward_tokens,
+            "ratio": uncached.forward_tokens / max(cached.forward_tokens, 1),
+            "wall_s_cached": cached.wall_s, "wall_s_uncached": uncached.wall_s,
+            "same_answers": out["cached"][0] == out["uncached"][0]}
+
+
+# ---------------------------------------------------------------- outputs
+LABELS = {"greedy": "greedy", "sample": "sampling pass@1", "bon-value": "best-of-N (value head)",
+          "bon-majority": "best-of-N (majority vote)", "oracle": "pass@N (oracle, verifier)",
+          "beam": "beam search", "puct-token": "MCTS PUCT, token", "gumbel-token": "MCTS Gumbel, token",
+          "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step"}
+
+
+def format_table(doc: dict) -> str:
+    """Accuracy (and generated tokens per problem) of every method at every budget, as text."""
+    budgets = doc["budgets"]
+    head = f"{'method':<28}" + "".join(f"{b:>14}" for b in budgets)
+    lines = [f"task {doc['task']}, {doc['problems']} test problems; accuracy % [95% CI] (generated tokens/problem)",
+             head]
+    for name, entry in doc["methods"].items():
+        pts = entry["points"]
+        label = LABELS.get(name, name)
+        if len(pts) == 1 and "budget" not in pts[0]:
+            p = pts[0]
+            lines.append(f"{label:<28}{100 * p['accuracy']:>6.1f} [{100 * p['ci'][0]:.0f}-{100 * p['ci'][1]:.0f}] "
+                         f"({p['generated_tokens']:.0f} tokens, any budget)")
+            continue
+        by_b = {p["budget"]: p for p in pts}
+        row = f"{label:<28}"
+        for b in budgets:
+            p = by_b.get(b)
+            row += f"{'-':>14}" if p is None else f"{100 * p['accuracy']:>6.1f} ({p['generated_tokens']:>5.0f})"
+        lines.append(row)
+    if "kv_reuse" in doc:
+        k = doc["kv_reuse"]
+        lines.append(f"KV reuse (token PUCT, budget {k['budget']}): {k['forward_tokens_uncached']} forward tokens "
+                     f"re-encoding vs {k['forward_tokens_cached']} cached = {k['ratio']:.1f}x; "
+                     f"same answers: {k['same_answers']}")
+    return "\n".join(lines)
+
+
+def write_outputs(doc: dict, out_dir: str | Path, *, stem: str = "compare") -> tuple[Path, Path]:
+    """<out_dir>/<stem>.json (the document) and <stem>.png (accuracy vs generated tokens, 95% CIs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{stem}.json"
+    json_path.write_text(json.dumps(doc, indent=1))
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for name, entry in doc["methods"].items():
+        pts = entry["points"]
+        label = LABELS.get(name, name)
+        if len(pts) == 1 and "budget" not in pts[0]:
+            p = pts[0]
+            ax.axhline(100 * p["accuracy"], ls="--", lw=1, color="gray" if name == "greedy" else "tan", label=label)
+            continue
+        x = [p["generated_tokens"] for p in pts]
+        y = [100 * p["accuracy"] for p in pts]
+        lo = [100 * (p["accuracy"] - p["ci"][0]) for p in pts]
+        hi = [100 * (p["ci"][1] - p["accuracy"]) for p in pts]
+        style = {"ls": ":", "color": "black"} if name == "oracle" else {}
+        ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=label, **style)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("generated tokens per problem (measured)")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"{doc['task']}: accuracy vs compute ({doc['problems']} test problems, 95% Wilson CIs)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    png_path = out_dir / f"{stem}.png"
+    fig.savefig(png_path, dpi=120)
+    plt.close(fig)
+    return json_path, png_path

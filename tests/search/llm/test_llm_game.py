@@ -1,0 +1,179 @@
+"""LLMGame / LLMStates as azero.games.base.States for the unchanged MCTS core: batch plumbing,
+legality, deterministic step candidates, terminal values, evaluator output; the greedy-equivalence
+sanity test; KV reuse measured on real searches."""
+
+import numpy as np
+import pytest
+
+from azero.games.base import NO_ACTION, IllegalActionError, States
+from azero.search.llm.baselines import greedy_decode
+from azero.search.llm.engine import LMEngine
+from azero.search.llm.game import LLMEvaluator, LLMGame
+from azero.search.llm.searchers import TreeSearchConfig, mcts_decode
+from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE
+
+from conftest import tiny_model
+
+
+def _game(model, task, **kw):
+    return LLMGame(LMEngine(model), task, **kw)
+
+
+def test_states_protocol_and_batch_plumbing(model, countdown):
+    game = _game(model, countdown, top_k=3)
+    problems = countdown.problems("test", 4, seed=0)
+    s = game.states(problems)
+    assert isinstance(s, States) and len(s) == 4
+    legal = s.legal_mask()
+    assert legal.shape == (4, game.spec.num_actions) and (legal.sum(axis=1) == 3).all()
+    assert not (legal & ~GENERATABLE).any()
+    first = np.argmax(np.where(legal, 1, 0), axis=1).astype(np.int32)  # lowest legal token id
+    snapshot = s.copy()
+    s.apply(first)
+    assert (s.num_moves() == 1).all() and all(len(s.answer(b)) == 1 for b in range(4))
+    assert all(len(snapshot.answer(b)) == 0 for b in range(4))   # copies are independent
+    sub = s.take(np.array([2, 0]))
+    assert sub.problems == [problems[2], problems[0]] and sub.answer(0) == s.answer(2)
+    snapshot.put(np.array([1]), s.take(np.array([3])))
+    assert snapshot.problems[1] == problems[3] and snapshot.answer(1) == s.answer(3)
+    obs = s.encode()
+    assert obs.shape == (4, 1, 1, model.cfg.max_len) and obs[0, 0, 0, len(problems[0].prompt)] == first[0]
+    assert (s.to_play() == 0).all() and not s.terminal().any() and (s.outcome() == 0).all()
+    s.reset(np.array([0]))
+    assert s.answer(0) == [] and len(s.answer(1)) == 1
+
+
+def test_illegal_actions_raise_and_change_nothing(model, countdown):
+    game = _game(model, countdown, top_k=2)
+    s = game.states(countdown.problems("test", 2, seed=0))
+    legal = s.legal_mask()
+    illegal = int(np.flatnonzero(~legal[1] & GENERATABLE)[0])
+    ok = int(np.flatnonzero(legal[0])[0])
+    before = s.copy()
+    with pytest.raises(IllegalActionError, match="batch index 1"):
+        s.apply(np.array([ok, illegal], np.int32))
+    with pytest.raises(IllegalActionError):
+        s.apply(np.array([ok, 10_000], np.int32))
+    assert s.answer(0) == before.answer(0) == [] and (s.num_moves() == 0).all()
+    s.apply(np.array([NO_ACTION, NO_ACTION], np.int32))
+    assert (s.num_moves() == 0).all()
+
+
+def test_apply_paths_equals_sequential_applies(model, countdown):
+    game = _game(model, countdown, top_k=3)
+    problems = countdown.problems("test", 3, seed=2)
+    rng = np.random.default_rng(0)
+    a, paths = game.states(problems), []
+    for _ in range(4):
+        legal = a.legal_mask()
+        acts = np.array([rng.choice(np.flatnonzero(row)) if row.any() else NO_ACTION for row in legal], np.int32)
+        acts[1] = NO_ACTION if len(paths) == 3 else acts[1]  # ragged path
+        a.apply(acts)
+        paths.append(acts)
+    b = game.states(problems)
+    b.apply_paths(np.stack(paths, axis=1))
+    assert [a.answer(i) for i in range(3)] == [b.answer(i) for i in range(3)]
+
+
+def test_step_candidates_are_deterministic_across_engines(model, countdown):
+    problems = countdown.problems("test", 3, seed=4)
+    answers = []
+    for _ in range(2):
+        game = _game(model, countdown, level="step", num_candidates=4, seed=11)
+        s = game.states(problems)
+        legal = s.legal_mask()
+        assert legal.shape == (3, 4) and legal[:, 0].all()   # candidate 0 is never a duplicate
+        path = np.zeros((3, 2), np.int32)
+        path[:, 1] = NO_ACTION
+        s.apply_paths(path)
+        answers.append([s.answer(b) for b in range(3)])
+        cands = [game.candidates[int(n)] for n in game.states(problems).nodes()]
+        for c in cands:
+            seen = [tuple(e[0]) for e in c if e is not None]
+            assert len(seen) == len(set(seen))
+    assert answers[0] == answers[1]
+
+
+def test_terminal_values_and_evaluator_output(model, countdown):
+    game = _game(model, countdown, top_k=4)
+    problems = countdown.problems("test", 3, seed=5)
+    s = game.states(problems)
+    # Force a correct answer into row 0 and a wrong finished one into row 1.
+    sol = countdown.solutions(problems[0])[0]
+    from azero.search.llm.tasks import encode_text
+
+    for b, text in ((0, sol), (1, "1+1=2")):
+        toks = encode_text(text) + [EOS]
+        pl = len(problems[b].prompt)
+        s.tokens[b, pl: pl + len(toks)] = toks
+        s.length[b] = pl + len(toks)
+        s.done[b] = True
+    assert s.terminal().tolist() == [True, True, False]
+    assert s.outcome().tolist() == [1.0, -1.0, 0.0]
+    legal = s.legal_mask()
+    assert not legal[:2].any() and legal[2].sum() == 4
+    game.terminal_value = "value_head"
+    v = game.engine.values(s.nodes(np.array([0, 1])))
+    np.testing.assert_allclose(s.outcome()[:2], 2 * v - 1, rtol=1e-6)
+    live = s.take(np.array([2]))
+    priors, values = LLMEvaluator(game).evaluate(live.encode(), live.legal_mask(), states=live)
+    assert priors.dtype == np.float32 and values.dtype == np.float32
+    assert priors[0][~legal[2]].sum() == 0 and abs(priors[0].sum() - 1) < 1e-5
+    assert values[0] == pytest.approx(2 * game.engine.values(live.nodes())[0] - 1, abs=1e-6)
+
+
+def test_verifier_is_refused_where_it_knows_the_answer(model, arith):
+    with pytest.raises(ValueError, match="self-checkable"):
+        _game(model, arith, terminal_value="verifier")
+    _game(model, arith, terminal_value="value_head")
+
+
+@pytest.mark.parametrize("terminal", ["value_head", "verifier"])
+def test_one_simulation_token_search_is_greedy_decoding(model, countdown, terminal):
+    """Sanity: PUCT, one simulation per token, no root noise, token level == greedy, exactly."""
+    problems = countdown.problems("test", 12, seed=9)
+    greedy_engine, search_engine = LMEngine(model), LMEngine(model)
+    greedy = greedy_decode(greedy_engine, countdown, problems)
+    searched = mcts_decode(search_engine, countdown, problems,
+                           TreeSearchConfig(level="token", algorithm="puct", simulations=1, terminal_value=terminal))
+    assert searched == greedy
+    assert all(len(a) > 0 for a in greedy)
+
+
+def test_kv_reuse_on_real_searches(countdown):
+    """Token-level PUCT with and without the cache: same answers, >= 3x fewer forward tokens."""
+    model = tiny_model(seed=1)
+    problems = countdown.problems("test", 6, seed=3)
+    cfg = TreeSearchConfig(level="token", algorithm="puct", simulations=6, top_k=3)
+    cached, uncached = LMEngine(model), LMEngine(model, use_cache=False)
+    a = mcts_decode(cached, countdown, problems, cfg)
+    b = mcts_decode(uncached, countdown, problems, cfg)
+    assert a == b
+    assert cached.meter.generated_tokens == uncached.meter.generated_tokens
+    assert uncached.meter.forward_tokens == cached.meter.forward_tokens_uncached
+    assert uncached.meter.forward_tokens >= 3 * cached.meter.forward_tokens
+
+
+@pytest.mark.parametrize("level,algorithm", [("token", "gumbel"), ("step", "puct"), ("step", "gumbel")])
+def test_every_search_variant_finishes_every_answer(model, countdown, level, algorithm):
+    problems = countdown.problems("test", 4, seed=6)
+    eng = LMEngine(model)
+    answers = mcts_decode(eng, countdown, problems, TreeSearchConfig(level=level, algorithm=algorithm,
+                                                                      simulations=4, num_candidates=3))
+    for a in answers:
+        assert 0 < len(a) <= countdown.max_new_tokens
+        assert countdown.finished(len(a), sum(1 for t in a if t == NEWLINE), a[-1])
+    assert eng.meter.generated_tokens > 0
+
+
+def test_rollout_values_are_verified_samples_and_cost_tokens(model, countdown):
+    problems = countdown.problems("test", 3, seed=8)
+    game = _game(model, countdown, value_source="rollout", seed=1)
+    s = game.states(problems)
+    before = game.engine.meter.generated_tokens
+    _, values = LLMEvaluator(game).evaluate(s.encode(), s.legal_mask(), states=s)
+    assert set(values.tolist()) <= {-1.0, 1.0}   # one verified completion per leaf: 2 r - 1
+    assert game.engine.meter.generated_tokens > before
+    answers = mcts_decode(LMEngine(model), countdown, problems,
+                          TreeSearchConfig(simulations=2, value_source="rollout", terminal_value="verifier"))
+    assert all(answers)
