@@ -17,6 +17,7 @@ stay in sync with the game. `name` labels results and SGF files.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 
 import numpy as np
@@ -26,7 +27,7 @@ from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
 
 
-class Player:
+class Player(abc.ABC):
     """Base class: no-op lifecycle hooks; subclasses implement act()."""
 
     name = "player"
@@ -34,8 +35,9 @@ class Player:
     def start(self, n: int) -> None:
         pass
 
+    @abc.abstractmethod
     def act(self, slots: np.ndarray, states: States) -> np.ndarray:
-        raise NotImplementedError
+        """int32 [len(slots)]: a legal move for each of the positions `states`."""
 
     def observe(self, slots: np.ndarray, actions: np.ndarray) -> None:
         pass
