@@ -128,9 +128,12 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model, task = _load(args.ckpt)
-    if args.task and args.task != task.name and not task.name.startswith(args.task):
-        raise ValueError(f"{args.ckpt} holds a {task.name!r} model, not {args.task!r}")
+    from azero.search.llm.tasks import make_task
+
+    ckpt = args.ckpt or f"runs/llm/{args.task or 'countdown'}.safetensors"
+    model, task = _load(ckpt)
+    if args.task is not None and make_task(args.task).name != task.name:
+        raise ValueError(f"{ckpt} holds a {task.name!r} model, not {args.task!r}")
     cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
                         top_k=args.top_k, num_candidates=args.candidates, terminal=args.terminal, seed=args.seed)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
@@ -190,8 +193,9 @@ def add_llm_parser(subparsers) -> None:
     p.set_defaults(func=cmd_llm_solve)
 
     p = sub.add_parser("compare", help="accuracy vs generated-token budget for every method (table, PNG, JSON)")
-    p.add_argument("--ckpt", required=True, help="checkpoint written by `azero llm train`")
-    p.add_argument("--task", help="optional check that the checkpoint was trained on this task")
+    p.add_argument("--task", help="task (checked against the checkpoint); the checkpoint defaults to "
+                                  "runs/llm/<task>.safetensors (task countdown if not given)")
+    p.add_argument("--ckpt", help="checkpoint written by `azero llm train` (overrides the default path)")
     p.add_argument("--budgets", type=_ints, default=(64, 128, 256, 512, 1024, 2048, 4096),
                    help="comma-separated generated-token budgets per problem (default 64,...,4096)")
     p.add_argument("--problems", type=int, default=100, help="test problems (default 100)")

@@ -76,3 +76,4 @@ def test_cli_train_solve_compare(tmp_path, capsys):
     assert set(doc["methods"]) == {"greedy", "bon-value", "puct-token"} and (out / "compare.png").is_file()
     assert llm_main(["compare", "--ckpt", str(tmp_path / "none.safetensors")]) == 2
     assert llm_main(["compare", "--ckpt", str(ckpt), "--methods", "nope", "--out", str(out)]) == 2
+    assert llm_main(["compare", "--ckpt", str(ckpt), "--task", "arith", "--out", str(out)]) == 2
