@@ -56,7 +56,7 @@ def cmd_llm_train(args: argparse.Namespace) -> int:
     log = _log_to(out.with_suffix(".log"))
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rollouts=args.rollouts,
                       value_problems=args.value_problems, value_steps=args.value_steps,
-                      value_mode=args.value_mode,
+                      value_mode=args.value_mode, value_train_share=args.value_train_share,
                       eval_problems=args.eval_problems, eval_every=args.eval_every, seed=args.seed,
                       threads=args.threads)
     if args.value_only:
@@ -134,8 +134,16 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     model, task = _load(ckpt)
     if args.task is not None and make_task(args.task).name != task.name:
         raise ValueError(f"{ckpt} holds a {task.name!r} model, not {args.task!r}")
+    overrides: dict[str, dict] = {}
+    for item in args.search_set or []:
+        key, _, value = item.partition("=")
+        method, _, field = key.partition(".")
+        if not value or not field:
+            raise ValueError(f"--search-set expects METHOD.FIELD=VALUE, got {item!r}")
+        overrides.setdefault(method, {})[field] = value == "true" if value in ("true", "false") else float(value)
     cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
-                        top_k=args.top_k, num_candidates=args.candidates, terminal=args.terminal, seed=args.seed)
+                        top_k=args.top_k, num_candidates=args.candidates, terminal=args.terminal, seed=args.seed,
+                        prior_temperature=args.prior_temperature, search_overrides=overrides)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -169,6 +177,8 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--value-problems", type=int, default=2048,
                    help="value head: problems drawn from the value split, repeats allowed (default 2048)")
     p.add_argument("--value-steps", type=int, default=300, help="value optimiser steps (0: no value head)")
+    p.add_argument("--value-train-share", type=float, default=0.5,
+                   help="share of value problems drawn from the LM's train split (default 0.5)")
     p.add_argument("--value-mode", default="joint", choices=("joint", "head"),
                    help="joint: trunk + head learn the value (LM loss kept); head: LM frozen (default joint)")
     p.add_argument("--value-only", action="store_true", help="load --out and retrain only its value head")
@@ -205,6 +215,10 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
     p.add_argument("--terminal", default="value_head", choices=("value_head", "verifier"),
                    help="value of the searches' terminal leaves (default value_head: verifier-free)")
+    p.add_argument("--prior-temperature", type=float, default=1.0, help="search priors softmax(log p / T) (default 1)")
+    p.add_argument("--search-set", action="append", metavar="METHOD.FIELD=VALUE",
+                   help="override a TreeSearchConfig field of one search method, e.g. "
+                        "gumbel-token.gumbel_c_scale=0.1 (repeatable)")
     p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)

