@@ -393,19 +393,53 @@ cdef inline int check_action(const SV* v, const Geo* g, int a) noexcept nogil:
 
 
 cdef void legal_row(const SV* v, const Geo* g, uint8_t* out) noexcept nogil:
-    """out[a] = whether action a is legal, for all N*N + 1 actions (the hot path of search)."""
-    # Local copies whose address never escapes the inlined check_stone: a store
-    # through `out` (a char type) may alias anything, so fields read through the
-    # caller's pointers would be reloaded after every store.
+    """out[a] = whether action a is legal, for all N*N + 1 actions (the hot path of search).
+
+    Two passes: a branch-free one collects the empty points (whether a point is empty is
+    a coin flip mid-game, so a branch on it mispredicts about half the time), then only
+    those are tested, with a branch only for the rare cases: a capture (the captured
+    groups' hashes are needed), suicide, or a bloom hit (the history is scanned).
+    """
+    # Local copies whose address never escapes: a store through `out` (a char type) may
+    # alias anything, so fields read through the caller's pointers would be reloaded
+    # after every store.
     cdef SV lv = v[0]
     cdef Geo lg = g[0]
-    cdef int a, c
+    cdef int a, c, k, p, i, libs, capbits, n = 0
+    cdef uint8_t cq, opp_atari
+    cdef uint64_t h, b1, b2
+    cdef const uint64_t* zc
+    cdef int16_t empties[MAX_PTS]
+    cdef const uint8_t* color = lv.color
+    memset(out, 0, lg.nn + 1)
     if lv.h.terminal:
-        memset(out, 0, lg.nn + 1)
         return
-    c = 1 + (lv.h.num_moves & 1)
     for a in range(lg.nn):
-        out[a] = check_stone(&lv, &lg, lg.pt[a], c) == MOVE_OK
+        empties[n] = <int16_t>a
+        n += color[lg.pt[a]] == EMPTY
+    c = 1 + (lv.h.num_moves & 1)
+    opp_atari = <uint8_t>((3 - c) | ATARI)
+    zc = lg.zob + c * lg.npts
+    for k in range(n):
+        a = empties[k]
+        p = lg.pt[a]
+        libs = 0
+        capbits = 0
+        for i in range(4):
+            cq = color[p + lg.nbr[i]]
+            libs |= (cq == EMPTY) | (cq == c)
+            capbits |= cq == opp_atari
+        if capbits | (libs == 0):
+            # A capture (the captured groups' hashes change the position) or a suicide: rare.
+            out[a] = check_stone(&lv, &lg, p, c) == MOVE_OK
+            continue
+        h = lv.h.hash ^ zc[p]
+        b1 = h & lg.bloom_mask
+        b2 = (h >> 32) & lg.bloom_mask
+        if (lv.bloom[b1 >> 6] >> (b1 & 63)) & (lv.bloom[b2 >> 6] >> (b2 & 63)) & 1:
+            out[a] = not seen_before(&lv, &lg, h)
+        else:
+            out[a] = 1
     out[lg.nn] = 1
 
 

@@ -138,6 +138,7 @@ def value_for_player_to_move(outcome: np.ndarray, to_play: np.ndarray) -> np.nda
 
 
 _INT32 = np.dtype(np.int32)
+_INT64 = np.dtype(np.int64)
 
 
 def check_out(out: np.ndarray | None, shape: tuple[int, ...], dtype, name: str) -> np.ndarray:
@@ -187,9 +188,16 @@ def check_paths(paths: np.ndarray, batch: int, name: str = "paths") -> np.ndarra
 
 def check_index(index: np.ndarray, batch: int, name: str = "index") -> np.ndarray:
     """Validate batch indices (1-D ints in [0, batch)); returns C-contiguous int64."""
-    idx = np.asarray(index)
-    if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
-        raise ValueError(f"{name}: expected a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
-    if idx.size and (idx.min() < 0 or idx.max() >= batch):
-        raise ValueError(f"{name}: indices must lie in [0, {batch}), got range [{idx.min()}, {idx.max()}]")
+    if type(index) is np.ndarray and index.dtype == _INT64 and index.ndim == 1 and index.flags.c_contiguous:
+        idx = index  # np.flatnonzero's output: nothing to convert
+    else:
+        idx = np.asarray(index)
+        if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"{name}: expected a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
+    if idx.size:
+        # A handful of indices (games that just ended) is checked faster in Python than by
+        # two numpy reductions, whose call overhead dominates for small arrays.
+        lo, hi = (min(v := idx.tolist()), max(v)) if idx.size <= 64 else (idx.min(), idx.max())
+        if lo < 0 or hi >= batch:
+            raise ValueError(f"{name}: indices must lie in [0, {batch}), got range [{lo}, {hi}]")
     return np.ascontiguousarray(idx, dtype=np.int64)

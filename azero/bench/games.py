@@ -36,22 +36,28 @@ class GameBenchResult:
     openspiel: float | None
 
 
+CANDIDATES = 6
+"""Random actions drawn per row at once by random_legal_actions (6 was fastest on Go 9x9 mid-game,
+where about 40% of the actions are legal: one vectorised draw settles all but ~5% of the rows)."""
+
+
 def random_legal_actions(mask: np.ndarray, rng: np.random.Generator, out: np.ndarray) -> np.ndarray:
     """One uniformly random legal action per row, by vectorised rejection sampling.
 
-    Draw an action per row, keep the rows where it is legal, redraw the rest
-    once; rows still without a legal draw (few legal moves, e.g. a full Go board)
-    take the argmax of uniform noise over their legal entries. Each step is
-    exactly uniform over the row's legal set, and most rows cost O(1) instead
-    of the O(A) of a noise-argmax. Every row must have a legal action.
+    Each row draws CANDIDATES actions uniformly at once and takes the first legal one;
+    rows where none is legal (few legal moves, e.g. a full Go board) take the argmax of
+    uniform noise over their legal entries. Both routes are uniform over the row's legal
+    set, so the result is; most rows cost O(CANDIDATES) instead of the O(A) of a
+    noise-argmax, and the whole batch takes a fixed handful of numpy calls.
+    Every row must have a legal action.
     """
     B, A = mask.shape
-    out[:] = rng.integers(0, A, size=B)
-    todo = np.flatnonzero(~mask[np.arange(B), out])
-    if todo.size:
-        draw = rng.integers(0, A, size=todo.size)
-        out[todo] = draw
-        todo = todo[~mask[todo, draw]]
+    rows = np.arange(B)
+    cand = rng.integers(0, A, size=(B, CANDIDATES), dtype=np.int32)
+    ok = mask[rows[:, None], cand]
+    first = ok.argmax(axis=1)
+    out[:] = cand[rows, first]
+    todo = np.flatnonzero(~ok[rows, first])
     if todo.size:
         noise = rng.random((todo.size, A), dtype=np.float32) * mask[todo]
         out[todo] = noise.argmax(axis=1)
