@@ -66,7 +66,7 @@ from libc.string cimport memcpy, memset
 import numpy as np
 
 from azero.games import base as _base
-from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths
+from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths, check_query
 
 # ---------------------------------------------------------------------------
 # Declarations. One position is one fixed-size byte block of `Geo.stride` bytes:
@@ -1033,6 +1033,25 @@ cdef class GoStates:
                 bind(&v, self.buf + b * self.g.stride, self.g)
                 o[b] = outcome_of(&v)
         return out
+
+    def query(self, Py_ssize_t n, legal, terminal, to_play, outcome):
+        """legal_mask, terminal, to_play and outcome of states [0, n) in one call, into rows [0, n)
+        of the given buffers: the search's per-step queries, one crossing instead of four."""
+        legal_u8, terminal_u8 = check_query(n, self.B, self.g.nn + 1, legal, terminal, to_play, outcome)
+        cdef uint8_t[:, ::1] lg = legal_u8
+        cdef uint8_t[::1] tm = terminal_u8
+        cdef int8_t[::1] tp = to_play
+        cdef float[::1] oc = outcome
+        cdef Py_ssize_t b
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for b in range(n):
+                bind(&v, self.buf + b * g.stride, g)
+                legal_row(&v, g, &lg[b, 0])
+                tm[b] = v.h.terminal
+                tp[b] = v.h.num_moves & 1
+                oc[b] = outcome_of(&v)
 
     def score(self, out=None):
         """float32 [B]: Tromp-Taylor black area - white area - komi of the position as it stands."""

@@ -22,7 +22,7 @@ import operator
 import numpy as np
 
 from azero.games import base as _base
-from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths
+from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths, check_query
 
 cdef enum:
     SIZE = 3
@@ -316,6 +316,26 @@ cdef class TicTacToeStates:
             raise IllegalActionError(
                 f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
                 f"{(<TicTacToeStates>probe)._why_illegal(0, p[bad, bad_step])}")
+
+    def query(self, Py_ssize_t n, legal, terminal, to_play, outcome):
+        """legal_mask, terminal, to_play and outcome of states [0, n) in one call, into rows [0, n)
+        of the given buffers: the search's per-step queries, one crossing instead of four."""
+        legal_u8, terminal_u8 = check_query(n, self._n, NUM_CELLS, legal, terminal, to_play, outcome)
+        cdef uint8_t[:, ::1] lg = legal_u8
+        cdef uint8_t[::1] tm = terminal_u8
+        cdef int8_t[::1] tp = to_play
+        cdef float[::1] oc = outcome
+        cdef Py_ssize_t b
+        cdef int i
+        cdef uint16_t bits
+        with nogil:
+            for b in range(n):
+                bits = legal_cells(&self._s[b])
+                for i in range(NUM_CELLS):
+                    lg[b, i] = (bits >> i) & 1
+                tm[b] = self._s[b].status != ONGOING
+                tp[b] = self._s[b].to_play
+                oc[b] = outcome_of(&self._s[b])
 
     def legal_mask(self, out=None):
         out = check_out(out, (self._n, NUM_CELLS), np.bool_, "legal_mask")

@@ -186,6 +186,23 @@ def check_paths(paths: np.ndarray, batch: int, name: str = "paths") -> np.ndarra
     return check_actions(p.reshape(-1), p.size, name).reshape(p.shape)
 
 
+def check_query(n: int, batch: int, num_actions: int, legal: np.ndarray, terminal: np.ndarray,
+                to_play: np.ndarray, outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Validate the buffers of States.query; returns (legal, terminal) viewed as uint8 for Cython."""
+    if not 0 <= n <= batch:
+        raise ValueError(f"query: n must lie in [0, {batch}], got {n}")
+    for what, arr, dtypes, shape in (("legal", legal, (np.bool_, np.uint8), (num_actions,)),
+                                     ("terminal", terminal, (np.bool_, np.uint8), ()),
+                                     ("to_play", to_play, (np.int8,), ()),
+                                     ("outcome", outcome, (np.float32,), ())):
+        if (type(arr) is not np.ndarray or arr.dtype not in dtypes or arr.ndim != 1 + len(shape)
+                or arr.shape[0] < n or arr.shape[1:] != shape or not arr.flags.c_contiguous):
+            raise ValueError(f"query: {what} must be a C-contiguous {'/'.join(np.dtype(d).name for d in dtypes)} "
+                             f"array of shape (>= {n}{''.join(f', {x}' for x in shape)}), got "
+                             f"{getattr(arr, 'dtype', type(arr).__name__)} {getattr(arr, 'shape', '')}")
+    return legal.view(np.uint8), terminal.view(np.uint8)
+
+
 def check_index(index: np.ndarray, batch: int, name: str = "index") -> np.ndarray:
     """Validate batch indices (1-D ints in [0, batch)); returns C-contiguous int64."""
     if type(index) is np.ndarray and index.dtype == _INT64 and index.ndim == 1 and index.flags.c_contiguous:

@@ -758,19 +758,22 @@ cdef class SearchTree:
         return m, length
 
     def expand_and_backup(self, Py_ssize_t m, const float[:, ::1] priors, const float[::1] values,
-                          const uint8_t[:, ::1] legal, const uint8_t[::1] terminal, const int8_t[::1] to_play):
+                          const uint8_t[:, ::1] legal, const uint8_t[::1] terminal, const int8_t[::1] to_play,
+                          const float[::1] outcome=None):
         """Store the evaluations of the M leaves of the last select() and back them up.
 
         priors [>= M, A] and values [>= M] come from the evaluator (values from the view of the player
         to move at the leaf); legal [>= M, A] (bool viewed as uint8), terminal [>= M] and to_play [>= M]
-        from the game layer. For terminal leaves `values` must hold the exact outcome (player to move's
-        view) and priors are ignored. Everything is validated before anything is written.
+        from the game layer. Terminal leaves ignore priors and back up their exact outcome: from
+        outcome [>= M] (player 0's view, converted here) when it is given, else from `values`
+        (already in the player to move's view). Everything is validated before anything is written.
         """
         if m != self._pending_leaves:
             raise ValueError(f"expand_and_backup: {self._pending_leaves} leaves are pending, got M={m}")
         cdef Py_ssize_t A = self.num_actions
         if (priors.shape[0] < m or priors.shape[1] != A or values.shape[0] < m or legal.shape[0] < m
-                or legal.shape[1] != A or terminal.shape[0] < m or to_play.shape[0] < m):
+                or legal.shape[1] != A or terminal.shape[0] < m or to_play.shape[0] < m
+                or (outcome is not None and outcome.shape[0] < m)):
             raise ValueError(
                 f"expand_and_backup: expected priors [{m}, {A}], values [{m}], legal [{m}, {A}], terminal [{m}], "
                 f"to_play [{m}]; got priors ({priors.shape[0]}, {priors.shape[1]}), values {values.shape[0]}, "
@@ -782,9 +785,16 @@ cdef class SearchTree:
         cdef float* prior
         cdef const float* pr
         cdef const uint8_t* lg
+        cdef float v
+        cdef bint exact = outcome is not None
         with nogil:
             # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
             for i in range(m):
+                if terminal[i] and exact:
+                    if not isfinite(outcome[i]):
+                        err, bad = ERR_VALUE, i
+                        break
+                    continue
                 if not isfinite(values[i]):
                     err, bad = ERR_VALUE, i
                     break
@@ -816,8 +826,11 @@ cdef class SearchTree:
                     row = (base + node) * A
                     index = self._c_index + row
                     prior = self._c_prior + row
+                    v = values[i]
+                    if terminal[i] and exact:
+                        v = outcome[i] if to_play[i] == 0 else -outcome[i]
                     self._n_to_play[base + node] = to_play[i]
-                    self._n_raw_value[base + node] = values[i]
+                    self._n_raw_value[base + node] = v
                     if terminal[i]:
                         self._n_state[base + node] = NODE_TERMINAL_
                         for a in range(A):
@@ -843,9 +856,9 @@ cdef class SearchTree:
                             self._prepare_root(b)
                     if node != ROOT_:
                         self._sims_done[b] += 1
-                    self._backup(b, node, values[i])
+                    self._backup(b, node, v)
         if err != OK:
-            what = {ERR_VALUE: f"value {values[bad]!r} is not finite",
+            what = {ERR_VALUE: f"value {outcome[bad] if exact and terminal[bad] else values[bad]!r} is not finite",
                     ERR_PRIOR: "priors contain NaN, infinite or negative entries",
                     ERR_NO_LEGAL: "the game reports no legal action in a non-terminal position"}[err]
             raise EvaluatorOutputError(f"leaf {bad} of this step (game {self.leaf_game[bad]}): {what}; "

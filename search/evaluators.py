@@ -55,10 +55,8 @@ def check_output(priors, values, batch: int, num_actions: int) -> tuple[np.ndarr
 
 
 def _uniform_priors(legal: np.ndarray) -> np.ndarray:
-    priors = legal.astype(np.float32)
-    # Rows of all-False (terminal positions) would divide 0 by 0; they stay 0.
-    priors /= np.maximum(priors.sum(axis=1, keepdims=True), 1.0)
-    return priors
+    # The search renormalises priors over the legal actions, so the legal mask itself is a uniform prior.
+    return legal.astype(np.float32)
 
 
 class UniformEvaluator:

@@ -5,8 +5,8 @@ One batch step crosses Python once:
     tree.select()                      up to K leaves per game; action paths [M, L]
     roots.take(games).apply_paths()    the game layer replays the paths from the roots
     legal_mask / terminal / to_play / encode   into preallocated buffers
-    evaluator.evaluate(obs, legal)     one call for all M leaves (terminal leaves skipped:
-                                       their exact outcome is backed up instead)
+    evaluator.evaluate(obs, legal)     one call for all M leaves (a terminal leaf's evaluation
+                                       is ignored: its exact outcome is backed up instead)
     tree.expand_and_backup(...)
 
 Values are from the view of the player to move (see azero.games.base); a
@@ -69,6 +69,7 @@ class MCTS:
         # Evaluators that ignore observations (uniform, rollouts) say so; encoding is then skipped.
         self._needs_obs = bool(getattr(evaluator, "needs_observations", True))
         self._leaves = None
+        self._native_query = False
 
         # Step buffers for up to B * K leaves, allocated once; steps use their leading rows.
         slots = batch_size * config.leaves_per_game
@@ -78,6 +79,7 @@ class MCTS:
         self._terminal_u8 = self._terminal.view(np.uint8)
         self._to_play = np.zeros(slots, np.int8)
         self._outcome = np.zeros(slots, np.float32)
+        self._query = np.zeros((slots, num_actions), np.bool_)
         self._obs = np.zeros((slots, *spec.obs_shape), np.float32)
         self._priors = np.zeros((slots, num_actions), np.float32)
         self._values = np.zeros(slots, np.float32)
@@ -186,12 +188,16 @@ class MCTS:
             return None
         if self._leaves is None or type(self._leaves) is not type(roots):
             self._leaves = roots.take(np.zeros(len(self._terminal), np.int64))
+            self._native_query = hasattr(self._leaves, "query")
         return self._leaves
 
     def _evaluate_leaves(self, roots: States, m: int, length: int) -> None:
         tree = self.tree
         games, paths, legal, terminal, to_play, obs = self._step_views(m, length)
         full = self._leaf_batch(roots)
+        if full is not None and not self._needs_states:
+            self._evaluate_in_place(full, roots, m, games, paths, legal, terminal, to_play)
+            return
         if full is not None:
             # The queries run over the whole preallocated batch; rows past m are stale and
             # ignored. A step has m < B*K only when descents ended in known terminal nodes
@@ -231,7 +237,37 @@ class MCTS:
                 values[live] = v
         tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
 
-    def _evaluate(self, obs: np.ndarray | None, legal: np.ndarray, states: States):
+    def _evaluate_in_place(self, full: States, roots: States, m: int, games, paths, legal, terminal, to_play) -> None:
+        """The common step: leaves built in the preallocated batch and evaluated there, no copies.
+
+        Terminal leaves are not split off (that costs a fancy-indexed copy of every buffer per
+        step, and late in a game most steps have one): they go to the evaluator with a
+        placeholder legal row, since it needs one legal action per row; the tree ignores their
+        evaluation and backs up the exact outcome. The few wasted evaluator rows cost less
+        than the split.
+        """
+        full.load_paths(roots, games, paths)
+        if self._native_query:
+            full.query(m, self._legal, self._terminal, self._to_play, self._outcome)
+        else:
+            full.legal_mask(out=self._legal)
+            full.terminal(out=self._terminal)
+            full.to_play(out=self._to_play)
+            full.outcome(out=self._outcome)
+        # Rows past m are stale; encoding them too costs less than a view-sized copy.
+        obs = full.encode(out=self._obs)[:m] if self._needs_obs else None
+        query = legal
+        n_terminal = int(np.count_nonzero(terminal))
+        if n_terminal:
+            query = self._query[:m]
+            np.copyto(query, legal)
+            query[terminal] = True
+            self.stats["evaluated"] -= n_terminal  # placeholders are not evaluations
+        priors, values = self._evaluate(obs, query)
+        self.tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play,
+                                    self._outcome)
+
+    def _evaluate(self, obs: np.ndarray | None, legal: np.ndarray, states: States | None = None):
         self.stats["evaluated"] += len(legal)
         if self._needs_states:
             out = self.evaluator.evaluate(obs, legal, states=states)
