@@ -34,8 +34,15 @@ from azero.search.llm.searchers import TreeSearchConfig, mcts_decode, simulation
 from azero.search.llm.tasks import Problem, Task
 
 SEARCH_METHODS = ("puct-token", "gumbel-token", "puct-step", "gumbel-step")
-SEARCH_DEFAULTS: dict[str, dict] = {}
-"""Per search method, TreeSearchConfig fields that differ from its defaults (see the module docstring)."""
+SEARCH_DEFAULTS: dict[str, dict] = {
+    # mctx's default value_scale. With the paper's c_scale = 1 the completed-Q term
+    # (c_visit + max N) * c_scale * q_hat outweighs the log-priors by ~50 nats, so the root picks
+    # whatever token the value head likes best, prior or not: 0% accuracy at every budget on
+    # countdown3 (the value head rates garbage prefixes highly); 0.1 keeps the LM's prior in play.
+    "gumbel-token": {"gumbel_c_scale": 0.1},
+    "gumbel-step": {"gumbel_c_scale": 0.1},
+}
+"""Per search method, TreeSearchConfig fields that differ from its defaults."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "oracle", "beam") + SEARCH_METHODS
 
 
