@@ -227,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "result to OUT/results.jsonl as the game ends, and writes an Elo table and plot. "
                                    "Run the same command again (or just --out DIR) to resume a killed tournament. "
                                    "Player specs: mcts:CKPT@SIMS[:gumbel][:KEY=VALUE], raw:CKPT[:t=T], random, "
-                                   'gtp:"COMMAND", gnugo:LEVEL, human (CKPT: checkpoint file or run directory).')
+                                   'gtp:"COMMAND", gnugo:LEVEL, openspiel-mcts:SIMS[:rollouts=R][:uct_c=C], human '
+                                   '(CKPT: checkpoint file or run directory).')
     p.add_argument("--out", required=True, help="tournament directory (created; resumed if it holds one)")
     p.add_argument("--game", help="game name (taken from OUT/tournament.json on a resume)")
     p.add_argument("--players", nargs="+", metavar="SPEC", help="player specs")

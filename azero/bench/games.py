@@ -19,13 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from azero.games import make_game
-
-# The same rules in OpenSpiel, by azero game name.
-OPENSPIEL_NAMES = {
-    "go9x9": "go(board_size=9,komi=7.5,max_game_length=162)",
-    "connect4": "connect_four",
-    "tictactoe": "tic_tac_toe",
-}
+from azero.games.openspiel_twin import OPENSPIEL_NAMES  # the same rules in OpenSpiel, by azero game name
 
 
 @dataclass

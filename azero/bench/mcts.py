@@ -21,12 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from azero.games import make_game
+from azero.games.openspiel_twin import OPENSPIEL_NAMES
 from azero.search.config import SearchConfig
 from azero.search.evaluators import RandomRolloutEvaluator, UniformEvaluator
 from azero.search.mcts import MCTS
-
-OPENSPIEL_NAMES = {"go9x9": "go(board_size=9,komi=7.5,max_game_length=162)", "connect4": "connect_four",
-                   "tictactoe": "tic_tac_toe"}
 
 
 @dataclass

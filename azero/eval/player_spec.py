@@ -7,6 +7,11 @@
     random                       uniformly random legal moves.
     gtp:"COMMAND"                any GTP engine, started with COMMAND (quotes optional; Go only).
     gnugo:LEVEL                  GNU Go at LEVEL (0..10) over GTP (Go only).
+    openspiel-mcts:SIMS[:rollouts=R][:uct_c=C]
+                                 OpenSpiel's C++ MCTS (pyspiel.MCTSBot, solve off): SIMS simulations per
+                                 move, leaves valued by R random rollouts (default 1), UCT constant C
+                                 (default 2.0). Games with an OpenSpiel twin only: connect4, tictactoe,
+                                 Go, openspiel:LOAD (azero.games.openspiel_twin).
     human                        moves typed at the terminal.
 
 CKPT is a checkpoint file, a checkpoints folder, or a run directory (its newest
@@ -33,7 +38,10 @@ from azero.eval.players import MctsPlayer, Player, RandomPlayer, RawNetworkPlaye
 from azero.search.config import ALGORITHMS, SearchConfig
 
 ACCEPTED_FORMS = ("mcts:CKPT@SIMS[:puct|:gumbel][:KEY=VALUE...]", "raw:CKPT[:t=TEMPERATURE]", "random",
-                  'gtp:"COMMAND"', "gnugo:LEVEL", "human")
+                  'gtp:"COMMAND"', "gnugo:LEVEL", "openspiel-mcts:SIMS[:rollouts=R][:uct_c=C]", "human")
+
+# openspiel-mcts options and their defaults.
+OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 
 # SearchConfig fields a spec may set. Excluded: simulations and algorithm have their own syntax; the
 # seed comes from the match; root noise, move temperature and tree reuse are off for evaluation play
@@ -52,11 +60,11 @@ class PlayerSpec:
 
     text: str
     kind: str
-    """'mcts', 'raw', 'random', 'gtp', 'gnugo' or 'human'."""
+    """'mcts', 'raw', 'random', 'gtp', 'gnugo', 'openspiel-mcts' or 'human'."""
     checkpoint: str | None = None
     """mcts / raw: the CKPT part as written (file, checkpoints folder or run directory)."""
     simulations: int = 0
-    """mcts: simulations per move."""
+    """mcts, openspiel-mcts: simulations per move."""
     search: tuple[tuple[str, Any], ...] = ()
     """mcts: SearchConfig overrides (algorithm included), as (field, value) pairs."""
     temperature: float = 0.0
@@ -65,6 +73,10 @@ class PlayerSpec:
     """gtp: the engine's command line."""
     level: int | None = None
     """gnugo: the level."""
+    rollouts: int = OPENSPIEL_MCTS_OPTIONS["rollouts"]
+    """openspiel-mcts: random rollouts per leaf evaluation."""
+    uct_c: float = OPENSPIEL_MCTS_OPTIONS["uct_c"]
+    """openspiel-mcts: the UCT exploration constant."""
 
     @property
     def name(self) -> str:
@@ -141,6 +153,41 @@ def _parse_raw(text: str, body: str) -> PlayerSpec:
     return PlayerSpec(text, "raw", checkpoint=ckpt, temperature=temperature)
 
 
+def _parse_openspiel_mcts(text: str, body: str) -> PlayerSpec:
+    sims_text, *options = body.split(":")
+    if not sims_text.strip():
+        raise _spec_error(text, "an openspiel-mcts player needs SIMS, e.g. openspiel-mcts:1000")
+    try:
+        sims = int(sims_text)
+    except ValueError:
+        raise _spec_error(text, f"simulations {sims_text!r} is not an integer") from None
+    if sims < 1:
+        raise _spec_error(text, f"simulations must be >= 1, got {sims}")
+    values: dict[str, Any] = {}
+    for opt in options:
+        key, eq, value = opt.partition("=")
+        if not eq or key not in OPENSPIEL_MCTS_OPTIONS:
+            raise _spec_error(text, f"unknown openspiel-mcts option {opt!r} "
+                                    f"(settable: {', '.join(k + '=' for k in OPENSPIEL_MCTS_OPTIONS)})")
+        if key in values:
+            raise _spec_error(text, f"option {key} given twice")
+        if key == "rollouts":
+            try:
+                values[key] = int(value)
+            except ValueError:
+                raise _spec_error(text, f"rollouts {value!r} is not an integer") from None
+            if values[key] < 1:
+                raise _spec_error(text, f"rollouts must be >= 1, got {values[key]}")
+        else:
+            try:
+                values[key] = float(value)
+            except ValueError:
+                raise _spec_error(text, f"uct_c {value!r} is not a number") from None
+            if not math.isfinite(values[key]) or values[key] < 0:
+                raise _spec_error(text, f"uct_c must be a finite number >= 0, got {value}")
+    return PlayerSpec(text, "openspiel-mcts", simulations=sims, **values)
+
+
 def parse_player_spec(text: str) -> PlayerSpec:
     """Parse one spec string (module docstring); ValueError naming the spec and the accepted forms."""
     if not isinstance(text, str) or not text.strip():
@@ -174,6 +221,8 @@ def parse_player_spec(text: str) -> PlayerSpec:
         if not 0 <= level <= 10:
             raise _spec_error(text, f"GNU Go levels are 0..10, got {level}")
         return PlayerSpec(text, "gnugo", level=level)
+    if kind == "openspiel-mcts":
+        return _parse_openspiel_mcts(text, body)
     raise _spec_error(text, f"unknown player kind {kind!r}")
 
 
@@ -285,6 +334,8 @@ class PlayerFactory:
                                     name=spec.name)
         if spec.kind in ("gtp", "gnugo"):
             return _build_gtp(spec, game)
+        if spec.kind == "openspiel-mcts":
+            return _build_openspiel_mcts(spec, game, seed)
         if spec.kind == "human":
             return _build_human(spec, game)
         raise ValueError(f"player spec {spec.text!r}: unknown kind {spec.kind!r}")
@@ -311,6 +362,22 @@ def _build_gtp(spec: PlayerSpec, game) -> Player:
     if spec.kind == "gnugo":
         return gtp_player.gnugo_player(spec.level, **common)
     return gtp_player.GtpPlayer(shlex.split(spec.command), **common)
+
+
+def _build_openspiel_mcts(spec: PlayerSpec, game, seed: int) -> Player:
+    from azero.games.openspiel_twin import NoOpenSpielTwinError
+
+    try:
+        from azero.eval.openspiel_player import OpenSpielMctsPlayer
+
+        return OpenSpielMctsPlayer(game, spec.simulations, rollouts=spec.rollouts, uct_c=spec.uct_c, seed=seed,
+                                   name=spec.name)
+    except NoOpenSpielTwinError as e:
+        raise ValueError(f"player spec {spec.text!r}: OpenSpiel MCTS plays only games with an OpenSpiel twin: "
+                         f"{e}") from None
+    except ImportError as e:
+        raise ValueError(f"player spec {spec.text!r}: needs OpenSpiel (pyspiel), which is not available "
+                         f"({e})") from None
 
 
 class TerminalPlayer(Player):
