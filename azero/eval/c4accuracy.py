@@ -66,7 +66,8 @@ class TestSet:
     keeps: np.ndarray
     """bool [N, 7]: the columns whose move keeps the value (False for full columns)."""
     candidates: int
-    """Distinct non-terminal positions solved to find these N (the rest: the choice did not matter)."""
+    """Distinct non-terminal positions solved to find these N (the rest: the choice did not matter);
+    -1 when the set is a prefix of a larger cached one (not recorded)."""
     exhausted: bool = False
     """True when the depth ran out of distinct positions before N reached the requested count."""
 
@@ -202,6 +203,10 @@ def load_test_set(seed: int, depth: int, count: int, *, cache_dir: str | os.Path
             pass  # unreadable or from another version: rebuild it below
         if log is not None:
             log(f"depth {depth}: ignoring unusable cache file {path}")
+    if path is not None:
+        larger = _cached_prefix(Path(cache_dir), seed, depth, count)
+        if larger is not None:
+            return larger
     test_set = build_test_set(seed, depth, count, workers=workers, log=log)
     if path is not None:
         from azero.train.atomic import write_atomic
@@ -210,6 +215,34 @@ def load_test_set(seed: int, depth: int, count: int, *, cache_dir: str | os.Path
         blob = json.dumps(test_set.to_json(count), separators=(",", ":")).encode()
         write_atomic(path, lambda f: f.write(blob))
     return test_set, path
+
+
+def _cached_prefix(cache_dir: Path, seed: int, depth: int, count: int) -> tuple[TestSet, Path] | None:
+    """The first `count` positions of a larger cached set of (seed, depth), if one exists.
+
+    The candidate stream depends only on (seed, depth), so they are exactly the set of
+    `count`. Its `candidates` is -1: how many candidates that prefix needed was not recorded.
+    """
+    sizes = []
+    for f in cache_dir.glob(f"c4_testset_seed{seed}_depth{depth}_n*.json"):
+        n = f.stem.rsplit("_n", 1)[-1]
+        if n.isdigit() and int(n) > count:
+            sizes.append(int(n))
+    for n in sorted(sizes):
+        path = cache_file(cache_dir, seed, depth, n)
+        try:
+            doc = json.loads(path.read_text())
+            if (doc.get("format"), doc.get("seed"), doc.get("depth")) != (TESTSET_FORMAT, seed, depth):
+                continue
+            full = TestSet.from_json(doc)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if len(full) < count and not full.exhausted:
+            continue
+        k = min(count, len(full))
+        return TestSet(seed=seed, depth=depth, moves=full.moves[:k], value=full.value[:k], keeps=full.keeps[:k],
+                       candidates=-1, exhausted=full.exhausted and k == len(full)), path
+    return None
 
 
 # ---------------------------------------------------------------------- agents

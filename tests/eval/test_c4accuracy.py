@@ -148,3 +148,19 @@ def test_cli_smoke_with_a_tiny_checkpoint(c4_run, tmp_path, capsys):
 def test_cli_rejects_bad_arguments(capsys):
     assert main(["c4-accuracy", "--depths", "0", "--positions", "3", "--no-cache"]) == 2
     assert "depth must lie in" in capsys.readouterr().err
+
+
+def test_smaller_set_is_the_prefix_of_a_larger_cached_one(tmp_path, monkeypatch):
+    big, _ = load_test_set(5, 20, 8, cache_dir=tmp_path)
+
+    def no_solving(*a, **k):
+        raise AssertionError("the larger cached set should have been used")
+
+    monkeypatch.setattr(c4accuracy, "build_test_set", no_solving)
+    small, path = load_test_set(5, 20, 3, cache_dir=tmp_path)
+    assert path.name.endswith("_n8.json") and small.moves == big.moves[:3] and small.candidates == -1
+    assert (small.keeps == big.keeps[:3]).all() and (small.value == big.value[:3]).all()
+    monkeypatch.undo()
+    # The same as solving the small set afresh: the candidate stream depends on (seed, depth) only.
+    fresh, _ = load_test_set(5, 20, 3, cache_dir=None)
+    assert fresh.moves == small.moves
