@@ -124,6 +124,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_c4_curve(args: argparse.Namespace) -> int:
+    from azero.eval.c4curve import run_c4_curve
+    from azero.eval.compare import parse_budgets
+
+    depths = [int(d) for d in args.depths.split(",") if d.strip()]
+    run_c4_curve(args.run_dir, simulations=parse_budgets(args.sims) if args.sims.strip() else [],
+                 positions=args.positions, depths=depths, seed=args.seed, every=args.every, out=args.out,
+                 threads=args.threads, cache_dir=args.cache_dir)
+    return 0
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from azero.eval.analyze import run_analyze
 
@@ -301,6 +312,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_c4_accuracy)
+    p = sub.add_parser("c4-curve", help="connect four: solver accuracy of every checkpoint of a run (learning curve)",
+                       description="Scores every checkpoint of RUN_DIR (raw network and network + search) on the "
+                                   "solved test positions of c4-accuracy and plots accuracy against wall clock "
+                                   "and self-play positions.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
+    p.add_argument("--sims", default="100", help="search budgets, comma-separated (default 100)")
+    p.add_argument("--positions", type=int, default=250, help="test positions per depth (default 250)")
+    p.add_argument("--depths", default="8,12,16,20", help="random moves before each test position")
+    p.add_argument("--every", type=int, default=1, help="score every n-th checkpoint (default 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="output folder (default RUN_DIR/eval/c4curve)")
+    p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=cmd_c4_curve)
 
     p = sub.add_parser("report", help="static HTML report of a run: losses, Elo, raw-vs-search curve, games")
     p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
