@@ -198,7 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("play", help="play against azero in the terminal (Go, connect four, tic-tac-toe)")
     p.add_argument("--game", default="go9x9", choices=["go9x9", "connect4", "tictactoe"])
-    p.add_argument("--checkpoint", help="network checkpoint (.safetensors); default: random rollouts")
+    p.add_argument("--checkpoint", help="network checkpoint (.safetensors); default: the shipped network of the "
+                                        "game if there is one, else random rollouts ('none': no network)")
     p.add_argument("--sims", type=int, default=200, help="simulations per move (default 200)")
     p.add_argument("--color", default="black", choices=["black", "white", "first", "second"],
                    help="your side: black/first moves first (default black)")
@@ -282,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "position, to_play, move (column 1-7), value (player to move's view), visits. "
                                    "Invalid lines get a line with an 'error' field; the stream goes on.")
     p.add_argument("--game", default="connect4", help="game (default connect4)")
-    p.add_argument("--checkpoint", help="network checkpoint or run directory (default: uniform evaluator)")
+    p.add_argument("--checkpoint", help="network checkpoint or run directory (default: the shipped network of the "
+                                        "game if there is one, else a uniform evaluator; 'none': no network)")
     p.add_argument("--sims", type=int, default=200, help="simulations per position (default 200)")
     p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
     p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")

@@ -135,11 +135,14 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     stderr = stderr or sys.stderr
     if fmt not in ("json", "text"):
         raise ValueError(f"format must be 'json' or 'text', got {fmt!r}")
+    from azero.models import resolve_checkpoint
+
     game = game_from_name(game_name)
+    checkpoint = resolve_checkpoint(game_name, checkpoint)
     if checkpoint is None:
-        # No shipped network for this game yet: search on terminal values alone.
-        print("azero analyze: no --checkpoint given; using a uniform evaluator (uniform priors, value 0), "
-              "so the search sees only the game's terminal positions", file=stderr, flush=True)
+        print("azero analyze: no network (no --checkpoint and none shipped for this game, or --checkpoint none); "
+              "using a uniform evaluator (uniform priors, value 0), so the search sees only the game's "
+              "terminal positions", file=stderr, flush=True)
         evaluator = UniformEvaluator()
     else:
         from azero.eval.player_spec import PlayerFactory

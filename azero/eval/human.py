@@ -231,8 +231,10 @@ def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulati
         raise ValueError(f"--color must be one of {', '.join(COLOURS)}, got {color!r}")
     if simulations < 1:
         raise ValueError(f"--sims must be >= 1, got {simulations}")
+    from azero.models import resolve_checkpoint
+
     g = make_game(game)
-    loaded = load_evaluator(checkpoint, device=device, seed=seed)
+    loaded = load_evaluator(resolve_checkpoint(game, checkpoint), device=device, seed=seed)
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")
