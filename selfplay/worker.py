@@ -110,6 +110,23 @@ class SelfPlayWorker:
             finished.extend(self._step())
         return finished
 
+    def _sample_opening(self, search: MCTS, result) -> np.ndarray:
+        """Opening moves drawn from the visit counts (temperature 1), never a pass.
+
+        With fewer simulations than legal moves most children get one visit, so the draw is
+        nearly uniform; a pass drawn that way ends the game at once when the opponent passes
+        back (Go: the side behind on the board, usually Black, loses by komi), and the pass
+        visits then train the policy to pass even more. Self-play games collapsed to ~16
+        moves within 200 steps that way. A pass stays possible as the search's argmax.
+        """
+        visits = result.visits
+        pass_action = self.spec.pass_action
+        if pass_action is not None:
+            visits = visits.copy()
+            others = np.delete(visits, pass_action, axis=1).sum(axis=1) > 0
+            visits[others, pass_action] = 0
+        return search.choose_actions(dataclasses.replace(result, visits=visits), temperature=1.0)
+
     def _step(self) -> list[GameRecord]:
         cfg = self.cfg
         B = cfg.games_in_parallel
@@ -118,11 +135,12 @@ class SelfPlayWorker:
         search = self.full if full else self.cheap
         result = search.run(states)
         num_moves = states.num_moves(out=self._moves)
-        if search.config.algorithm == "gumbel":
+        if search.config.algorithm == "gumbel" or not full:
+            # Cheap searches only play good moves (KataGo): exploration comes from the full ones.
             actions = result.action.copy()
         else:
-            hot = search.choose_actions(result, temperature=1.0)
-            actions = np.where(num_moves < cfg.temperature_moves, hot, result.action).astype(np.int32)
+            actions = np.where(num_moves < cfg.temperature_moves, self._sample_opening(search, result),
+                               result.action).astype(np.int32)
 
         if full:
             obs = states.encode()

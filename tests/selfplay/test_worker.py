@@ -97,3 +97,26 @@ def test_bad_config_is_rejected():
         SelfPlayConfig(full_search_prob=0)
     with pytest.raises(ValueError, match="games_in_parallel"):
         SelfPlayConfig(games_in_parallel=0)
+
+
+def test_opening_moves_never_sample_a_pass():
+    # Go 5x5 with 8 simulations: most children get one visit, so a temperature draw is nearly
+    # uniform over them; a drawn pass would end many games at once (opponent passes back).
+    game = make_game("go", board_size=5)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=8, dirichlet_weight=0.0),
+                            SelfPlayConfig(games_in_parallel=32, temperature_moves=30, full_search_prob=1.0,
+                                           resign_threshold=None), seed=3)
+    records = worker.play(30)
+    assert records == [] and (worker.states.num_moves() == 30).all(), "no game may end early by passing"
+
+
+def test_cheap_searches_play_the_most_visited_move():
+    game = make_game("connect4")
+    cfg = SelfPlayConfig(games_in_parallel=8, temperature_moves=100, full_search_prob=1e-9, cheap_simulations=16,
+                         resign_threshold=None)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=32), cfg, seed=0)
+    calls = []
+    original = worker.cheap.choose_actions
+    worker.cheap.choose_actions = lambda *a, **k: calls.append(1) or original(*a, **k)
+    worker.play(5)
+    assert not calls  # no temperature draw: the cheap search's argmax is played
