@@ -33,6 +33,11 @@ class SelfPlayConfig:
     1.0 disables it (every move full and recorded)."""
     cheap_simulations: int = 16
     """Simulations of the cheap, unrecorded searches of playout cap randomization."""
+    no_pass_moves: int = 0
+    """Games with a pass action (Go) never pass before this many moves in self-play: the most
+    visited other move is played and the pass leaves the policy target. An untrained network
+    cannot see that a pass loses to the opponent's pass back, and self-play collapses into
+    games of a few moves (measured: mean length 16 on 9x9). 0: off. Evaluation play is unaffected."""
     sgf_every: int = 10
     """Write every n-th finished Go game as SGF (0: none)."""
 
@@ -43,5 +48,7 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.full_search_prob must lie in (0, 1], got {self.full_search_prob}")
         if not 0.0 <= self.no_resign_fraction <= 1.0:
             raise ValueError(f"SelfPlayConfig.no_resign_fraction must lie in [0, 1], got {self.no_resign_fraction}")
+        if self.no_pass_moves < 0:
+            raise ValueError(f"SelfPlayConfig.no_pass_moves must be >= 0, got {self.no_pass_moves}")
         if self.cheap_simulations < 1:
             raise ValueError(f"SelfPlayConfig.cheap_simulations must be >= 1, got {self.cheap_simulations}")

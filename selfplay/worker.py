@@ -30,6 +30,7 @@ import numpy as np
 from azero.games.base import NO_ACTION, Game
 from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
+from azero.search.result import most_visited
 from azero.selfplay.config import SelfPlayConfig
 
 
@@ -127,6 +128,41 @@ class SelfPlayWorker:
             visits[others, pass_action] = 0
         return search.choose_actions(dataclasses.replace(result, visits=visits), temperature=1.0)
 
+    def _no_pass_yet(self, num_moves: np.ndarray) -> np.ndarray | None:
+        """bool [B]: games still inside selfplay.no_pass_moves (None when the rule is off)."""
+        if not self.cfg.no_pass_moves or self.spec.pass_action is None:
+            return None
+        young = num_moves < self.cfg.no_pass_moves
+        return young if young.any() else None
+
+    def _replace_early_passes(self, young: np.ndarray, actions: np.ndarray, result):
+        """Young games play their most visited non-pass move instead of a pass, and their policy
+        targets drop the pass (renormalised), so the network does not learn to pass early.
+
+        An untrained value head cannot see that a pass loses to the opponent's immediate pass
+        (two plies deeper), so without this rule self-play games end in a few moves.
+        """
+        p = self.spec.pass_action
+        visits = result.visits.copy()
+        visits[:, p] = 0
+        alternative = most_visited(visits)
+        # No other move visited (the search spent everything on the pass): the best prior instead.
+        prior = result.prior.copy()
+        prior[:, p] = 0
+        unvisited = alternative == NO_ACTION
+        alternative[unvisited] = np.where(prior[unvisited].max(axis=1) > 0, prior[unvisited].argmax(axis=1), NO_ACTION)
+        swap = young & (actions == p) & (alternative != NO_ACTION)
+        actions = np.where(swap, alternative, actions).astype(np.int32)
+        policy = result.policy.copy()
+        rest = policy.sum(axis=1) - policy[:, p]
+        rows = young & (rest > 0)
+        policy[rows, p] = 0
+        policy[rows] /= policy[rows].sum(axis=1, keepdims=True)
+        only_pass = np.flatnonzero(young & (rest <= 0) & swap)  # the target is the move played instead
+        policy[only_pass] = 0
+        policy[only_pass, actions[only_pass]] = 1
+        return actions, policy
+
     def _step(self) -> list[GameRecord]:
         cfg = self.cfg
         B = cfg.games_in_parallel
@@ -141,6 +177,10 @@ class SelfPlayWorker:
         else:
             actions = np.where(num_moves < cfg.temperature_moves, self._sample_opening(search, result),
                                result.action).astype(np.int32)
+        policy = result.policy
+        young = self._no_pass_yet(num_moves)
+        if young is not None:
+            actions, policy = self._replace_early_passes(young, actions, result)
 
         if full:
             obs = states.encode()
@@ -149,7 +189,7 @@ class SelfPlayWorker:
             for b in range(B):
                 t = self.traj[b]
                 t.obs.append(obs[b])
-                t.policy.append(result.policy[b])
+                t.policy.append(policy[b])
                 t.legal.append(legal[b])
                 t.to_play.append(to_play[b])
                 t.move_number.append(int(num_moves[b]))

@@ -120,3 +120,31 @@ def test_cheap_searches_play_the_most_visited_move():
     worker.cheap.choose_actions = lambda *a, **k: calls.append(1) or original(*a, **k)
     worker.play(5)
     assert not calls  # no temperature draw: the cheap search's argmax is played
+
+
+def test_no_pass_moves_keeps_young_games_going_and_out_of_the_targets():
+    game = make_game("go", board_size=5)
+    p = game.spec.pass_action
+
+    class PassLover(UniformEvaluator):
+        """Puts almost all prior on the pass: without the rule every game would pass at once."""
+
+        def evaluate(self, obs, legal):
+            priors, values = super().evaluate(obs, legal)
+            priors[:, p] *= 1000.0
+            return priors, values
+
+    worker = SelfPlayWorker(game, PassLover(), SearchConfig(simulations=16, dirichlet_weight=0.0),
+                            SelfPlayConfig(games_in_parallel=8, temperature_moves=0, full_search_prob=1.0,
+                                           resign_threshold=None, no_pass_moves=12), seed=1)
+    assert worker.play(12) == []  # nobody passed, so no game ended (two passes end a game)
+    assert (worker.states.num_moves() == 12).all()
+    for t in worker.traj:
+        assert all(pi[p] == 0 for pi in t.policy) and all(abs(pi.sum() - 1) < 1e-5 for pi in t.policy)
+    finished = play_games(worker, 8)  # after move 12 the pass is allowed again: the games end
+    assert all(len(r.actions) >= 14 and r.actions[:12].count(p) == 0 for r in finished)
+
+
+def test_no_pass_moves_must_not_be_negative():
+    with pytest.raises(ValueError, match="no_pass_moves"):
+        SelfPlayConfig(no_pass_moves=-1)
