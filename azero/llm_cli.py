@@ -5,6 +5,16 @@ with tree search at equal compute.
     azero llm solve   --ckpt runs/llm/countdown.safetensors --method puct-token --budget 512 -n 5
     azero llm compare --ckpt runs/llm/countdown.safetensors --budgets 64,128,256,512,1024,2048,4096
 
+A local HuggingFace transformers causal LM (a folder written by save_pretrained; never downloaded)
+takes the place of the checkpoint with --hf-model PATH (search/llm/hf.py):
+
+    azero llm train   --hf-model PATH --task countdown --out runs/llm/hf-value.safetensors  # value head only
+    azero llm solve   --hf-model PATH --task countdown [--value-head runs/llm/hf-value.safetensors]
+    azero llm compare --hf-model PATH --task countdown [--value-head ...]
+
+Without --value-head the model's values are uninformative (0.5), so the searches default to
+values from verified rollouts and the verifier at terminal leaves (self-checkable tasks).
+
 Hooked into azero/cli.py by add_llm_parser(subparsers).
 """
 
@@ -52,11 +62,13 @@ def cmd_llm_train(args: argparse.Namespace) -> int:
     from azero.search.llm.train import TrainConfig, train_lm, train_value
 
     task = make_task(args.task)
+    if args.hf_model:
+        return _train_hf_value(args, task)
     out = Path(args.out or f"runs/llm/{args.task}.safetensors")
     log = _log_to(out.with_suffix(".log"))
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rollouts=args.rollouts,
                       value_problems=args.value_problems, value_steps=args.value_steps,
-                      value_mode=args.value_mode, value_train_share=args.value_train_share,
+                      value_mode=args.value_mode or "joint", value_train_share=args.value_train_share,
                       eval_problems=args.eval_problems, eval_every=args.eval_every, seed=args.seed,
                       threads=args.threads)
     if args.value_only:
@@ -78,12 +90,80 @@ def cmd_llm_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_hf_value(args: argparse.Namespace, task) -> int:
+    """`azero llm train --hf-model PATH`: fit only a value head on the frozen local HF model."""
+    import torch
+
+    from azero.search.llm.hf import load_hf_model, save_value_head
+    from azero.search.llm.train import TrainConfig, train_value
+
+    if args.value_mode == "joint":
+        raise ValueError("--hf-model: the HuggingFace model stays frozen; only --value-mode head is supported")
+    if args.value_only:
+        raise ValueError("--value-only does not apply to --hf-model (only a value head is ever trained there)")
+    if args.value_steps < 1:
+        raise ValueError("--hf-model trains a value head: --value-steps must be >= 1")
+    model = load_hf_model(args.hf_model)
+    out = Path(args.out or f"runs/llm/{Path(args.hf_model).name}-{args.task}-value.safetensors")
+    log = _log_to(out.with_suffix(".log"))
+    cfg = TrainConfig(batch=args.batch, rollouts=args.rollouts, value_problems=args.value_problems,
+                      value_steps=args.value_steps, value_mode="head", value_train_share=args.value_train_share,
+                      seed=args.seed, threads=args.threads)
+    log(f"[value] HF model {args.hf_model}: {model.num_params():,} parameters (frozen), task {task.name}")
+    torch.manual_seed(args.seed)
+    info = {"value": train_value(model, task, cfg, log=log), "train": dataclasses.asdict(cfg)}
+    save_value_head(out, model, task=args.task, info=info)
+    log(f"wrote value head {out}")
+    return 0
+
+
 def _load(ckpt: str):
     from azero.search.llm.model import load_checkpoint
     from azero.search.llm.tasks import make_task
 
     model, meta = load_checkpoint(ckpt)
     return model, make_task(meta["task"])
+
+
+def _load_any(args: argparse.Namespace, default_ckpt: str | None = None):
+    """(model, task) from --ckpt (TinyGPT checkpoint) or --hf-model (local transformers folder)."""
+    from azero.search.llm.tasks import make_task
+
+    if args.hf_model:
+        if args.ckpt:
+            raise ValueError("give either --ckpt or --hf-model, not both")
+        from azero.search.llm.hf import load_hf_model, load_value_head
+
+        model = load_hf_model(args.hf_model)
+        task_name = args.task
+        if args.value_head:
+            meta = load_value_head(model, args.value_head)
+            if task_name is not None and make_task(task_name).name != make_task(meta["task"]).name:
+                raise ValueError(f"{args.value_head} is a value head for {meta['task']!r}, not {task_name!r}")
+            task_name = task_name or meta["task"]
+        return model.eval(), make_task(task_name or "countdown")
+    if getattr(args, "value_head", None):
+        raise ValueError("--value-head goes with --hf-model (a --ckpt checkpoint holds its own value head)")
+    ckpt = args.ckpt or default_ckpt
+    if ckpt is None:
+        raise ValueError("give --ckpt CHECKPOINT or --hf-model PATH")
+    model, task = _load(ckpt)
+    if args.task is not None and make_task(args.task).name != task.name:
+        raise ValueError(f"{ckpt} holds a {task.name!r} model, not {args.task!r}")
+    return model, task
+
+
+def _value_defaults(model, task, terminal: str | None, value_source: str | None) -> tuple[str, str]:
+    """(terminal, value_source) of the searches: the value head where the model has a trained one,
+    else the verifier and verified rollouts (self-checkable tasks; elsewhere the constant head)."""
+    has_head = getattr(model, "has_value_head", True)
+    fallback = "value_head" if has_head or not task.self_checkable else None
+    if not has_head and not task.self_checkable:
+        print(f"azero llm: warning: the model has no trained value head and {task.name!r} is not self-checkable: "
+              f"search values are uninformative (train one with `azero llm train --hf-model`)", file=sys.stderr)
+    terminal = terminal or fallback or "verifier"
+    value_source = value_source or fallback or "rollout"
+    return terminal, value_source
 
 
 def cmd_llm_solve(args: argparse.Namespace) -> int:
@@ -96,7 +176,8 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    model, task = _load(args.ckpt)
+    model, task = _load_any(args)
+    terminal, value_source = _value_defaults(model, task, args.terminal, args.value_source)
     problems = task.problems("test", args.n, seed=args.seed)
     eng = LMEngine(model)
     with eng.meter.timer():
@@ -108,7 +189,8 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
             algorithm, level = args.method.split("-")
             answers = mcts_decode(eng, task, problems, TreeSearchConfig(
                 level=level, algorithm=algorithm, simulations=args.sims, top_k=args.top_k,
-                num_candidates=args.candidates, terminal_value=args.terminal, seed=args.seed))
+                num_candidates=args.candidates, terminal_value=terminal, value_source=value_source,
+                seed=args.seed))
     correct = 0
     for p, a in zip(problems, answers):
         r = task.verify_tokens(p, a)
@@ -128,12 +210,8 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from azero.search.llm.tasks import make_task
-
-    ckpt = args.ckpt or f"runs/llm/{args.task or 'countdown'}.safetensors"
-    model, task = _load(ckpt)
-    if args.task is not None and make_task(args.task).name != task.name:
-        raise ValueError(f"{ckpt} holds a {task.name!r} model, not {args.task!r}")
+    model, task = _load_any(args, default_ckpt=f"runs/llm/{args.task or 'countdown'}.safetensors")
+    terminal, value_source = _value_defaults(model, task, args.terminal, args.value_source)
     overrides: dict[str, dict] = {}
     for item in args.search_set or []:
         key, _, value = item.partition("=")
@@ -142,7 +220,8 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
             raise ValueError(f"--search-set expects METHOD.FIELD=VALUE, got {item!r}")
         overrides.setdefault(method, {})[field] = value == "true" if value in ("true", "false") else float(value)
     cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
-                        top_k=args.top_k, num_candidates=args.candidates, terminal=args.terminal, seed=args.seed,
+                        top_k=args.top_k, num_candidates=args.candidates, terminal=terminal,
+                        value_source=value_source, seed=args.seed,
                         prior_temperature=args.prior_temperature, search_overrides=overrides)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -179,9 +258,13 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--value-steps", type=int, default=300, help="value optimiser steps (0: no value head)")
     p.add_argument("--value-train-share", type=float, default=0.5,
                    help="share of value problems drawn from the LM's train split (default 0.5)")
-    p.add_argument("--value-mode", default="joint", choices=("joint", "head"),
-                   help="joint: trunk + head learn the value (LM loss kept); head: LM frozen (default joint)")
+    p.add_argument("--value-mode", default=None, choices=("joint", "head"),
+                   help="joint: trunk + head learn the value (LM loss kept); head: LM frozen "
+                        "(default joint; head with --hf-model)")
     p.add_argument("--value-only", action="store_true", help="load --out and retrain only its value head")
+    p.add_argument("--hf-model", metavar="PATH",
+                   help="local HuggingFace causal LM folder: train only a value head on it (frozen LM) and "
+                        "write it to --out (default runs/llm/<folder>-<task>-value.safetensors)")
     p.add_argument("--eval-problems", type=int, default=200, help="test problems for the greedy accuracy log")
     p.add_argument("--eval-every", type=int, default=500, help="LM steps between greedy evaluations")
     p.add_argument("--seed", type=int, default=0)
@@ -189,14 +272,25 @@ def add_llm_parser(subparsers) -> None:
     p.set_defaults(func=cmd_llm_train)
 
     p = sub.add_parser("solve", help="decode test problems with one method and show the answers")
-    p.add_argument("--ckpt", required=True, help="checkpoint written by `azero llm train`")
+    p.add_argument("--ckpt", help="checkpoint written by `azero llm train`")
+    p.add_argument("--task", help="task (with --hf-model; default countdown or the value head's; "
+                                  "checked against a --ckpt)")
+    p.add_argument("--hf-model", metavar="PATH",
+                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
+                        "never downloaded")
+    p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
+    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
+                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
+                        "lacking a value head)")
+
     p.add_argument("--method", default="puct-token", choices=("greedy", "beam") + SEARCH_METHODS)
     p.add_argument("--sims", type=int, default=32, help="tree search: simulations per move (default 32)")
     p.add_argument("--width", type=int, default=4, help="beam width (default 4)")
     p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
     p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
-    p.add_argument("--terminal", default="value_head", choices=("value_head", "verifier"),
-                   help="value of terminal leaves (verifier: self-checkable tasks only)")
+    p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
+                   help="value of terminal leaves (verifier: self-checkable tasks only; default value_head, "
+                        "verifier with an --hf-model lacking a value head)")
     p.add_argument("-n", type=int, default=10, help="test problems (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)
@@ -206,6 +300,13 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--task", help="task (checked against the checkpoint); the checkpoint defaults to "
                                   "runs/llm/<task>.safetensors (task countdown if not given)")
     p.add_argument("--ckpt", help="checkpoint written by `azero llm train` (overrides the default path)")
+    p.add_argument("--hf-model", metavar="PATH",
+                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
+                        "never downloaded")
+    p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
+    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
+                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
+                        "lacking a value head)")
     p.add_argument("--budgets", type=_ints, default=(64, 128, 256, 512, 1024, 2048, 4096),
                    help="comma-separated generated-token budgets per problem (default 64,...,4096)")
     p.add_argument("--problems", type=int, default=100, help="test problems (default 100)")
@@ -213,8 +314,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--batch", type=int, default=50, help="problems searched in lockstep (default 50)")
     p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
     p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
-    p.add_argument("--terminal", default="value_head", choices=("value_head", "verifier"),
-                   help="value of the searches' terminal leaves (default value_head: verifier-free)")
+    p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
+                   help="value of the searches' terminal leaves (default value_head: verifier-free; "
+                        "verifier with an --hf-model lacking a value head)")
     p.add_argument("--prior-temperature", type=float, default=1.0, help="search priors softmax(log p / T) (default 1)")
     p.add_argument("--search-set", action="append", metavar="METHOD.FIELD=VALUE",
                    help="override a TreeSearchConfig field of one search method, e.g. "

@@ -8,6 +8,7 @@ from the LM, values from its value head (or the verifier at terminal nodes, or r
 Modules, one concept each:
     tasks       vocabulary; Countdown and Arith: seeded generators, train/test splits, verifiers
     model       TinyGPT with an explicit KV-cache API and a value head; safetensors checkpoints
+    hf          HFCausalLM: a local HuggingFace causal LM (GPT-2, ...) behind TinyGPT's cache API
     engine      LMEngine: prefix trie of cached keys/values + the shared ComputeMeter
     decode      greedy / sampling / beam search through an engine
     game        LLMGame, LLMStates (the States protocol), LLMEvaluator

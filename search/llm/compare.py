@@ -23,13 +23,16 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from azero.search.llm.baselines import beam_decode, greedy_decode, sample_pool
 from azero.search.llm.engine import ComputeMeter, LMEngine
 from azero.search.llm.model import TinyGPT
+
+if TYPE_CHECKING:
+    from azero.search.llm.hf import HFCausalLM
 from azero.search.llm.searchers import TreeSearchConfig, mcts_decode, simulations_for_budget
 from azero.search.llm.tasks import Problem, Task
 
@@ -67,6 +70,9 @@ class CompareConfig:
     """Search priors: softmax(log p / T)."""
     terminal: str = "value_head"
     """Terminal leaves of the searches: 'value_head' (verifier-free) or 'verifier'."""
+    value_source: str = "value_head"
+    """Non-terminal leaves of the searches: 'value_head' or 'rollout' (one verified sampled completion;
+    what a local HF model without a trained value head uses)."""
     max_beam_width: int = 64
     """Beam widths above this are not run (cost grows with width x vocabulary in Python)."""
     search_overrides: dict = dataclasses.field(default_factory=dict)
@@ -102,7 +108,7 @@ def _point(rewards: Sequence[float], meter: ComputeMeter, n: int, *, generated: 
     return out
 
 
-def run_compare(model: TinyGPT, task: Task, cfg: CompareConfig, *, log: Callable[[str], None] = print) -> dict:
+def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *, log: Callable[[str], None] = print) -> dict:
     """Run every method of `cfg` and return the results document (see write_outputs)."""
     unknown = set(cfg.methods) - set(METHODS)
     if unknown:
@@ -111,7 +117,8 @@ def run_compare(model: TinyGPT, task: Task, cfg: CompareConfig, *, log: Callable
     problems = task.problems("test", cfg.problems, seed=cfg.seed)
     n = len(problems)
     doc = {"task": task.name, "problems": n, "budgets": budgets, "config": dataclasses.asdict(cfg),
-           "model_params": model.num_params(), "methods": {}}
+           "model_params": model.num_params(),
+           "model": getattr(model.cfg, "path", "") or "TinyGPT", "methods": {}}
     methods = doc["methods"]
 
     def verify_all(answers) -> list[float]:
@@ -207,7 +214,8 @@ def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
     """The TreeSearchConfig of search method `name` ('puct-token', ...) under `cfg` (simulations unset)."""
     algorithm, level = name.split("-")
     tcfg = TreeSearchConfig(level=level, algorithm=algorithm, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
-                            prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal, seed=cfg.seed)
+                            prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal,
+                            value_source=cfg.value_source, seed=cfg.seed)
     for key, value in {**SEARCH_DEFAULTS.get(name, {}), **cfg.search_overrides.get(name, {})}.items():
         if not hasattr(tcfg, key):
             raise ValueError(f"{name}: TreeSearchConfig has no field {key!r}")
@@ -215,12 +223,12 @@ def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
     return tcfg
 
 
-def kv_reuse_check(model: TinyGPT, task: Task, problems: Sequence[Problem], budget: int, *,
+def kv_reuse_check(model: "TinyGPT | HFCausalLM", task: Task, problems: Sequence[Problem], budget: int, *,
                    answer_tokens: float, cfg: CompareConfig) -> dict:
     """Run token-level PUCT with and without the KV cache: forward tokens of each, and whether the
     answers agree (they must, up to floating-point ties)."""
     tcfg = TreeSearchConfig(level="token", algorithm="puct", top_k=cfg.top_k, terminal_value=cfg.terminal,
-                            prior_temperature=cfg.prior_temperature, seed=cfg.seed)
+                            value_source=cfg.value_source, prior_temperature=cfg.prior_temperature, seed=cfg.seed)
     tcfg.simulations = simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens, step_tokens=1.0)
     out = {}
     for name, use_cache in (("cached", True), ("uncached", False)):

@@ -4,6 +4,10 @@ Every method (greedy, sampling, best-of-N, beam, MCTS at token or step level) as
 for the next-token logits and value of token prefixes; the engine runs the model only on what it
 has not computed before, so all methods are metered the same way.
 
+The model is a TinyGPT (model.py) or a local HuggingFace causal LM wrapped by hf.HFCausalLM: both
+take explicit per-layer past keys/values (TinyGPT.forward's contract), a value() head, a cfg with
+vocab_size and max_len, and kv_shape = (layers, key/value heads, head size) of one position.
+
 Prefix trie. A trie node is one token position of one prefix (a prompt token or a generated
 one): node n stores the token, its parent, its depth (prefix length), the next-token logits and
 the value head's output after that prefix, and the keys/values of its own position in a slot
@@ -39,12 +43,15 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import numpy as np
 import torch
 
 from azero.search.llm.model import TinyGPT
+
+if TYPE_CHECKING:
+    from azero.search.llm.hf import HFCausalLM
 
 NO_NODE = -1
 """Parent of a first token; also 'not in the trie'."""
@@ -83,7 +90,7 @@ class ComputeMeter:
 class LMEngine:
     """A model plus its prefix trie and meter; one engine per thread of work (not thread-safe)."""
 
-    def __init__(self, model: TinyGPT, *, use_cache: bool = True, meter: ComputeMeter | None = None,
+    def __init__(self, model: "TinyGPT | HFCausalLM", *, use_cache: bool = True, meter: ComputeMeter | None = None,
                  capacity: int = 4096):
         self.model = model.eval()
         self.cfg = model.cfg
@@ -91,9 +98,7 @@ class LMEngine:
         self.meter = meter if meter is not None else ComputeMeter()
         self.epoch = 0
         """Incremented by clear() and truncate(): node ids held elsewhere are valid only within an epoch."""
-        L, H = self.cfg.n_layer, self.cfg.n_head
-        D = self.cfg.d_model // H
-        self._kv_shape = (L, H, D)
+        self._kv_shape = tuple(model.kv_shape)  # (layers, key/value heads, head size) of one position
         self._cap = 0
         self._grow(max(16, capacity))
         self.num_nodes = 0

@@ -112,6 +112,11 @@ class TinyGPT(nn.Module):
             if getattr(m, "bias", None) is not None:
                 nn.init.zeros_(m.bias)
 
+    @property
+    def kv_shape(self) -> tuple[int, int, int]:
+        """(layers, heads, head size) of the keys (and values) of one cached position."""
+        return self.cfg.n_layer, self.cfg.n_head, self.cfg.d_model // self.cfg.n_head
+
     def num_params(self, *, lm_only: bool = True) -> int:
         return sum(p.numel() for n, p in self.named_parameters() if not (lm_only and n.startswith("value_mlp")))
 

@@ -1,0 +1,297 @@
+"""HuggingFace transformers causal LMs behind the same cache protocol as TinyGPT, loaded from a
+local folder only (never the hub).
+
+    model = load_hf_model("path/to/gpt2-folder")                 # HFCausalLM, eval mode
+    engine = LMEngine(model)                                       # every method works unchanged
+
+The seam. LMEngine runs its model as
+    logits, hidden, (k_new, v_new) = model(tokens, positions=pos, past=(k, v, past_valid), new_valid=valid)
+    values = model.value(hidden)
+with tokens in the task vocabulary, per-row absolute positions and each row's cached keys/values
+gathered from the trie's node pools (float32 [L, B, H, P, D]; see model.py). HFCausalLM implements
+exactly that over any AutoModelForCausalLM whose attention keeps a plain per-layer key/value cache
+(GPT-2, Llama/Qwen/Mistral-style full attention; not recurrent or sliding-window-only caches):
+  * the gathered past becomes a transformers DynamicCache (one layer per block, keys [B, H, P, D];
+    H = key/value heads, so grouped-query models fit too), which the model extends in place; the
+    new positions' keys/values are read back from it after the forward;
+  * `positions` go in as position_ids (GPT-2's learned position embedding, or rotary angles), so a
+    cached row computes the same function as re-encoding its whole prefix;
+  * which cached slots and new tokens each query may see (rows have different prefix lengths, and
+    unused slots are padding) is one explicit 4D additive attention mask [B, 1, T, P + T], which
+    transformers uses as given (its own causal-mask construction is skipped for a 4D mask).
+The model is loaded with `local_files_only=True` under HF_HUB_OFFLINE=1, in float32 on the CPU,
+and is always frozen (eval mode; `train()` only switches the value head).
+
+Tokenization. The tasks define a character vocabulary (tasks.VOCAB: <pad>, <bos>, <eos> and 18
+characters) and every method works with those ids. The adapter maps each task token to one model
+token: with a tokenizer in the folder (AutoTokenizer, also local only), each character is encoded
+by it and must come out as exactly one token (true for GPT-2's byte-level BPE: digits, + - * / =
+, : and newline are single tokens), <bos>/<eos> map to the tokenizer's bos/eos tokens and <pad> to
+its pad token (or eos). Without a tokenizer the model's vocabulary must *be* the task vocabulary
+(config.vocab_size == VOCAB_SIZE, identity map), e.g. a model trained on the task's ids. Inputs
+are mapped task -> model ids; the output logits are the model's logits of the mapped ids, so
+every method decodes constrained to the task alphabet (softmax renormalised over it). Task text is
+thus fed one character per token, which is not how a BPE model tokenizes free text ("12" would be
+one GPT-2 token): a model fine-tuned on the task with this mapping is what the searches expect.
+
+Values. A transformers LM has no value head. HFCausalLM carries the same small MLP as TinyGPT on
+the final hidden state; `azero llm train --hf-model PATH` fits it on the frozen LM's verified
+rollouts (train.train_value, mode 'head') and writes it to its own safetensors file
+(save_value_head / load_hf_model(value_head=...)). Without a trained head the MLP's last layer is
+zero, so every value is exactly 0.5 (uninformative; `has_value_head` is False) and the CLI
+defaults the searches to values from verified rollouts and the verifier at terminal leaves
+(self-checkable tasks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import os
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+from azero.search.llm.tasks import BOS, CHARS, EOS, PAD, SPECIALS, VOCAB, VOCAB_SIZE
+
+VALUE_FORMAT = "azero-llm-value-1"
+
+
+class HFModelError(ValueError):
+    """A path that is not a loadable local transformers causal LM (or value head) for the tasks."""
+
+
+@dataclasses.dataclass
+class HFConfig:
+    """What LMEngine and the searches read from a model's cfg (the fields TinyGPT's GPTConfig has)."""
+
+    vocab_size: int
+    """Task vocabulary size (the adapter's logits are over the task tokens)."""
+    max_len: int
+    """Longest sequence the engine may build (the model's position limit, capped)."""
+    n_layer: int
+    d_model: int
+    """Width of the hidden state the value head reads."""
+    value_hidden: int = 128
+    model_vocab_size: int = 0
+    """Size of the wrapped model's own vocabulary."""
+    path: str = ""
+
+
+def _offline() -> None:
+    # Belt and braces next to local_files_only=True: no code path below may reach the hub.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+def token_map(tokenizer, model_vocab_size: int) -> list[int]:
+    """Model token id of every task token (list of VOCAB_SIZE ints); see the module docstring."""
+    if tokenizer is None:
+        if model_vocab_size != VOCAB_SIZE:
+            raise HFModelError(f"the model folder has no tokenizer and its vocabulary ({model_vocab_size} tokens) "
+                               f"is not the task vocabulary ({VOCAB_SIZE} tokens): add the tokenizer files "
+                               f"or use a model trained on the task's token ids")
+        return list(range(VOCAB_SIZE))
+    out = [0] * VOCAB_SIZE
+    for i, ch in enumerate(VOCAB[len(SPECIALS):], start=len(SPECIALS)):
+        ids = tokenizer.encode(ch, add_special_tokens=False)
+        if len(ids) != 1:
+            raise HFModelError(f"the tokenizer encodes the task character {ch!r} as {len(ids)} tokens {ids}; "
+                               f"every character of {CHARS!r} must be one token")
+        out[i] = int(ids[0])
+    eos = tokenizer.eos_token_id
+    bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else eos
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    if eos is None or bos is None:
+        raise HFModelError("the tokenizer defines no eos token (needed for the task's <eos>)")
+    out[PAD], out[BOS], out[EOS] = int(pad), int(bos), int(eos)
+    chars = out[len(SPECIALS):] + [out[EOS]]
+    if len(set(chars)) != len(chars):
+        raise HFModelError("the tokenizer maps two task characters (or a character and eos) to one token")
+    if max(out) >= model_vocab_size:
+        raise HFModelError(f"the tokenizer's ids reach {max(out)}, beyond the model's {model_vocab_size} tokens")
+    return out
+
+
+class HFCausalLM(nn.Module):
+    """A transformers causal LM (frozen) + value head, with TinyGPT's forward / value API."""
+
+    def __init__(self, lm: nn.Module, tokenizer=None, *, max_len: int = 256, value_hidden: int = 128,
+                 path: str = ""):
+        super().__init__()
+        config = lm.config
+        self.lm = lm.float().eval()
+        for p in self.lm.parameters():
+            p.requires_grad_(False)
+        model_vocab = int(lm.get_output_embeddings().weight.shape[0]) if lm.get_output_embeddings() is not None \
+            else int(config.vocab_size)
+        self.register_buffer("to_model", torch.tensor(token_map(tokenizer, model_vocab), dtype=torch.long),
+                             persistent=False)
+        text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
+        limit = getattr(text, "n_positions", None) or getattr(text, "max_position_embeddings", None) or max_len
+        d = int(getattr(text, "hidden_size", None) or text.n_embd)
+        self.cfg = HFConfig(vocab_size=VOCAB_SIZE, max_len=min(int(limit), max_len), n_layer=0, d_model=d,
+                            value_hidden=value_hidden, model_vocab_size=model_vocab, path=path)
+        self.value_mlp = nn.Sequential(nn.Linear(d, value_hidden), nn.GELU(), nn.Linear(value_hidden, 1))
+        nn.init.zeros_(self.value_mlp[2].weight)  # untrained: P(correct) = 0.5 everywhere
+        nn.init.zeros_(self.value_mlp[2].bias)
+        self.has_value_head = False
+        # transformers 5.x renames the forward's past_key_values to cache (the old name deprecated).
+        self._cache_kw = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
+        # Key/value layout of one position, read off a one-token forward (layers, kv heads, head size).
+        with torch.no_grad():
+            _, _, (k, _) = self(torch.tensor([[BOS]]))
+        self.kv_shape = (k.shape[0], k.shape[2], k.shape[4])
+        self.cfg.n_layer = self.kv_shape[0]
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        self.lm.eval()  # the LM stays frozen (no dropout); only the value head trains
+        return self
+
+    def num_params(self, *, lm_only: bool = True) -> int:
+        n = sum(p.numel() for p in self.lm.parameters())
+        return n if lm_only else n + sum(p.numel() for p in self.value_mlp.parameters())
+
+    def forward(self, tokens: torch.Tensor, *, positions: torch.Tensor | None = None,
+                past: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+                new_valid: torch.Tensor | None = None):
+        """Same contract as TinyGPT.forward (task-vocabulary tokens and logits; k, v [L, B, H, T, D])."""
+        from transformers import DynamicCache
+
+        B, T = tokens.shape
+        dev = tokens.device
+        if positions is None:
+            if past is not None:
+                raise ValueError("forward: positions are required with a past cache")
+            positions = torch.arange(T, device=dev).expand(B, T)
+        if int(positions.max()) >= self.cfg.max_len:
+            raise ValueError(f"forward: position {int(positions.max())} exceeds max_len {self.cfg.max_len}")
+        causal = torch.ones(T, T, dtype=torch.bool, device=dev).tril()
+        if new_valid is not None:
+            eye = torch.eye(T, dtype=torch.bool, device=dev)
+            self_mask = (causal & new_valid[:, None, :]) | eye  # a padding query sees itself only
+        else:
+            self_mask = causal.expand(B, T, T)
+        if past is not None:
+            past_k, past_v, past_valid = past
+            if past_k.shape[1] != B or past_valid.shape != (B, past_k.shape[3]):
+                raise ValueError(f"forward: past of shape {tuple(past_k.shape)} / valid {tuple(past_valid.shape)} "
+                                 f"does not fit a batch of {B}")
+            mask = torch.cat([past_valid[:, None, :].expand(B, T, -1), self_mask], dim=2)
+            layers = [(past_k[i], past_v[i]) for i in range(past_k.shape[0])]
+            P = past_k.shape[3]
+        else:
+            mask = self_mask
+            layers, P = None, 0
+        cache = DynamicCache(layers) if layers is not None else DynamicCache()
+        dtype = next(self.lm.parameters()).dtype
+        additive = torch.zeros(mask.shape, dtype=dtype, device=dev).masked_fill(~mask, torch.finfo(dtype).min)
+        out = self.lm(input_ids=self.to_model[tokens], position_ids=positions, attention_mask=additive[:, None],
+                      use_cache=True, output_hidden_states=True, **{self._cache_kw: cache})
+        hidden = out.hidden_states[-1]
+        logits = out.logits[..., self.to_model]  # the task tokens' logits (constrained to the alphabet)
+        ks = torch.stack([layer.keys[:, :, P:] for layer in cache.layers])
+        vs = torch.stack([layer.values[:, :, P:] for layer in cache.layers])
+        return logits, hidden, (ks, vs)
+
+    def value(self, hidden: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.value_mlp(hidden).squeeze(-1))
+
+    def value_logit(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.value_mlp(hidden).squeeze(-1)
+
+
+def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | None = None,
+                  max_len: int = 256) -> HFCausalLM:
+    """A local transformers causal LM (+ tokenizer if the folder has one, + an optional value head file).
+
+    Raises FileNotFoundError for a missing folder and HFModelError for anything not loadable as a
+    causal LM for the tasks. Never downloads anything.
+    """
+    _offline()
+    path = Path(path)
+    if not path.is_dir():
+        raise FileNotFoundError(f"no model folder at {path} (--hf-model takes a local directory written by "
+                                f"save_pretrained; nothing is ever downloaded)")
+    try:
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    except ImportError as e:  # pragma: no cover - transformers is a declared dependency
+        raise HFModelError(f"--hf-model needs the transformers package ({e})") from None
+    from transformers.utils import logging as hf_logging
+
+    try:  # the hub library reads HF_HUB_OFFLINE at import: set its flag too if it was imported earlier
+        import huggingface_hub.constants as hub_constants
+
+        hub_constants.HF_HUB_OFFLINE = True
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
+
+    hf_logging.disable_progress_bar()  # no 'Loading weights' bars in logs
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+    except Exception as e:  # noqa: BLE001 - one clear error for any unreadable folder
+        raise HFModelError(f"{path}: no readable transformers config ({type(e).__name__}: {e})") from None
+    try:
+        lm = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
+    except Exception as e:  # noqa: BLE001
+        raise HFModelError(f"{path}: not loadable as a causal LM (model type {getattr(config, 'model_type', '?')!r}; "
+                           f"{type(e).__name__}: {e})") from None
+    tokenizer = None
+    if any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json")):
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        except Exception as e:  # noqa: BLE001
+            raise HFModelError(f"{path}: tokenizer files present but not loadable ({type(e).__name__}: {e})") from None
+    model = HFCausalLM(lm, tokenizer, max_len=max_len, path=str(path))
+    if value_head is not None:
+        load_value_head(model, value_head)
+    return model.eval()
+
+
+# ---------------------------------------------------------------- value head files
+def save_value_head(path: str | os.PathLike, model: HFCausalLM, *, task: str, info: dict | None = None) -> Path:
+    """Write the value head of `model` (only its MLP) as safetensors, atomically."""
+    import safetensors.torch
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"format": VALUE_FORMAT, "task": task, "hf_model": model.cfg.path, "d_model": model.cfg.d_model,
+            "value_hidden": model.cfg.value_hidden, "info": info or {}}
+    tensors = {k: v.detach().contiguous().cpu() for k, v in model.value_mlp.state_dict().items()}
+    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
+    safetensors.torch.save_file(tensors, str(tmp), metadata={"azero": json.dumps(meta)})
+    os.replace(tmp, path)
+    return path
+
+
+def load_value_head(model: HFCausalLM, path: str | os.PathLike) -> dict:
+    """Load a value head file into `model` (sizes checked); returns its metadata."""
+    import safetensors
+    import safetensors.torch
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no value head at {path}")
+    try:
+        with safetensors.safe_open(str(path), framework="pt") as f:
+            meta = json.loads((f.metadata() or {}).get("azero", "{}"))
+        tensors = safetensors.torch.load_file(str(path))
+    except Exception as e:  # noqa: BLE001
+        raise HFModelError(f"{path}: not a readable safetensors file ({e})") from None
+    if meta.get("format") != VALUE_FORMAT:
+        raise HFModelError(f"{path}: format {meta.get('format')!r}, expected {VALUE_FORMAT!r}")
+    if meta.get("d_model") != model.cfg.d_model:
+        raise HFModelError(f"{path}: value head for hidden size {meta.get('d_model')}, the model has {model.cfg.d_model}")
+    if meta.get("value_hidden") != model.cfg.value_hidden:
+        model.value_mlp = nn.Sequential(nn.Linear(model.cfg.d_model, meta["value_hidden"]), nn.GELU(),
+                                        nn.Linear(meta["value_hidden"], 1))
+        model.cfg.value_hidden = meta["value_hidden"]
+    try:
+        model.value_mlp.load_state_dict(tensors)
+    except RuntimeError as e:
+        raise HFModelError(f"{path}: tensors do not fit a value head ({e})") from None
+    model.has_value_head = True
+    return meta
