@@ -11,7 +11,8 @@ Rules (Tromp-Taylor with positional superko)
   arrangement that occurred earlier in the game (the player to move is not
   part of the position; passes are always legal). Positions are compared by
   64-bit Zobrist hashes from a fixed-seed table, so a false "repetition"
-  needs a hash collision (probability ~ moves^2 / 2^64).
+  needs a hash collision with an earlier position of as many stones
+  (probability < moves^2 / 2^64).
 - The game ends after two consecutive passes, or once `max_moves` moves
   (passes included) have been played; it is then scored as it stands.
 - Score = black area - white area - komi, where a colour's area is its stones
@@ -39,15 +40,33 @@ same point, i.e. sum^2 == count * sum_of_squares (equality case of
 Cauchy-Schwarz), the pseudo-liberty idea of the OpenSpiel / Fuego boards. That
 test is cached as an ATARI bit in every stone's point code, rewritten over
 the group only when it flips, so a neighbour's code byte alone says whether it
-offers a liberty or is captured. Each head also carries the XOR of its
-stones' Zobrist keys, so the hash after a candidate move (placed stone XOR
-captured groups) is known from the four neighbours alone: legality of a point
-is O(1) plus a superko look-up, and a move costs O(stones of the affected
-groups).
+offers a liberty or is captured. So legality of a point is O(1) plus a
+superko look-up, except for a capture, whose hash needs the captured stones'
+Zobrist keys (a walk over the captured groups, which are usually small; a
+per-group hash would save the walk but cost 8 bytes per point in every state
+copy), and a move costs O(stones of the affected groups).
 
 Superko look-up: every position hash of the game is stored in `hist`, and a
 bloom filter (two probes, >= 16 bits per entry) answers "never seen" with no
-scan; only on a bloom hit is `hist` scanned.
+scan; only on a bloom hit is `hist` scanned. The filter starts small and
+doubles (rebuilt from `hist`) as the game grows, so copying an early-game
+state, as search does per leaf, copies a small filter. Before either, a stone count
+settles most moves: a move that captures nothing adds one stone, so it cannot
+repeat a position when no earlier position had more stones than the current
+one (the header tracks that maximum); in a game without captures so far no
+probe is needed at all.
+
+Bitboards: four sets of padded points, one bit per point in `nw` 64-bit words
+(2 on 9x9, 7 on 19x19), kept in step with the point codes: the empty points,
+the black stones, the white stones and the stones whose group is in atari
+(stones carrying the ATARI bit). With them legal_row settles the common case
+for all points at once, in a few word-wide shifts and ands: an empty point is
+a legal non-capturing move (superko aside) when some neighbour is empty or an
+own stone not in atari, and no neighbour is an opponent stone in atari. Only
+the rest (a capture, whose captured groups change the hash, or a possible
+suicide) is tested point by point. The guard ring is in no set, so a shift by
++-1 or +-(N + 2) needs no masks: a bit shifted off the board lands on the
+ring, or past the board's last point, which no empty-point mask keeps.
 
 Observation history uses an undo log instead of board snapshots: each move
 logs the point it filled and the points it captured, in a ring sized for the
@@ -64,6 +83,10 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
+
+cimport numpy as cnp
+
+cnp.import_array()
 
 from azero.games import base as _base
 from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths, check_query
@@ -87,6 +110,12 @@ cdef enum:
     MOVE_RING = 4      # moves whose changes the undo log keeps (>= HIST_T - 1, power of two)
     MAX_N = 19
     MAX_PTS = 441      # (MAX_N + 2) ** 2 points including the guard ring
+    MAX_W = 7          # 64-bit words of a bitboard over MAX_PTS points
+    BLOOM_MIN_BITS = 512   # initial bloom filter size (32 history entries at 16 bits each)
+    # Bitboard k of a state is bb[k * nw : (k + 1) * nw]; the colour codes double as
+    # indices, so the stones of colour c are bitboard c.
+    BB_EMPTY = 0
+    BB_ATARI = 3       # stones whose group is in atari (the ATARI bit of their codes)
 
 
 cdef enum MoveCode:
@@ -105,6 +134,9 @@ ctypedef struct Header:
     int32_t log_pos                 # next write slot of the change log (a ring of Geo.logcap points)
     int32_t mlog_start[MOVE_RING]   # move k's changes start at log[mlog_start[k % MOVE_RING]]
     int16_t mlog_len[MOVE_RING]     # ... and number mlog_len (0 for a pass, else 1 + captures)
+    uint32_t bloom_mask             # bloom filter size in bits - 1 (a power of two minus one)
+    int16_t nstones                 # stones on the board
+    int16_t max_stones              # most stones of any position so far (superko shortcut)
     uint8_t passes                  # consecutive passes just played
     uint8_t terminal
 
@@ -117,11 +149,12 @@ ctypedef struct Geo:
     int nn                  # N * N playable points; also the pass action
     int max_moves
     int logcap              # change-log capacity in points
-    uint64_t bloom_mask     # bloom filter size in bits - 1 (a power of two minus one)
+    int nw                  # 64-bit words per bitboard, ceil(npts / 64)
+    uint32_t bloom_bits     # the bloom filter's largest size in bits (>= 16 per history entry)
     float komi
     Py_ssize_t stride       # bytes per state
-    Py_ssize_t off_color, off_head, off_next, off_nlib, off_size
-    Py_ssize_t off_libsum, off_libsq, off_ghash, off_hist, off_bloom, off_log
+    Py_ssize_t off_bb, off_color, off_head, off_next, off_nlib, off_size
+    Py_ssize_t off_libsum, off_libsq, off_hist, off_bloom, off_log
     int nbr[4]              # neighbour offsets in the padded board
     int16_t* pt             # [nn] action -> padded point
     uint64_t* zob           # [3 * npts] Zobrist keys, zob[colour * npts + point]; row 0 unused
@@ -131,6 +164,8 @@ ctypedef struct Geo:
 ctypedef struct SV:
     # Typed pointers into one state block (see Geo offsets); built per call, never stored.
     Header* h
+    uint64_t* bb        # [4 * nw] bitboards: empty, black, white, in atari (see BB_EMPTY)
+    int nw              # words per bitboard (Geo.nw)
     uint8_t* color      # [npts] point code: EMPTY / BLACK / WHITE / EDGE, | ATARI on stones in atari
     int16_t* head       # [npts] representative stone of the point's group (stones only)
     int16_t* nxt        # [npts] next stone of the group, a circular list
@@ -138,9 +173,8 @@ ctypedef struct SV:
     int16_t* size       # [npts] at a head: stones in the group
     uint32_t* libsum    # [npts] at a head: sum of pseudo-liberty points
     uint32_t* libsq     # [npts] at a head: sum of their squares (atari test, see refresh_atari)
-    uint64_t* ghash     # [npts] at a head: XOR of the group's stone Zobrist keys
     uint64_t* hist      # [max_moves + 1] position hash after each move; hist[0] = empty board
-    uint64_t* bloom     # [bloom bits / 64] bloom filter over hist
+    uint64_t* bloom     # [Header.bloom_mask / 64 + 1] bloom filter over hist (room for Geo.bloom_bits)
     int16_t* log        # [logcap] ring of changed points (placed stone, then captured stones)
 
 
@@ -193,18 +227,71 @@ cdef inline Py_ssize_t round8(Py_ssize_t x) noexcept nogil:
     return (x + 7) & ~(<Py_ssize_t>7)
 
 
-cdef inline void copy_state(char* dst, const char* src, const Geo* g) noexcept nogil:
-    """Copy one state block up to the last hash of its history.
+cdef extern from *:
+    # Index of the lowest set bit of a non-zero word (one instruction on x86 / ARM).
+    int ctz64 "__builtin_ctzll"(unsigned long long x) nogil
 
-    The history is the last field and only hist[0..num_moves] is ever read, so the
-    unused tail (most of it early in a game) is skipped: search copies a state per leaf.
+
+# SPREAD[x] holds byte j = bit j of x: turns 8 bits of a bitboard into 8 bytes of a
+# bool mask with one 8-byte store. Filled at import, byte by byte so it is
+# independent of the machine's byte order.
+cdef uint64_t SPREAD[256]
+
+
+def _fill_spread():
+    cdef int x, j
+    cdef uint8_t bytes8[8]
+    for x in range(256):
+        for j in range(8):
+            bytes8[j] = (x >> j) & 1
+        memcpy(&SPREAD[x], bytes8, 8)
+
+
+_fill_spread()
+
+
+cdef inline void bit_on(uint64_t* b, int p) noexcept nogil:
+    b[p >> 6] |= (<uint64_t>1) << (p & 63)
+
+
+cdef inline void bit_off(uint64_t* b, int p) noexcept nogil:
+    b[p >> 6] &= ~((<uint64_t>1) << (p & 63))
+
+
+cdef inline void bit_put(uint64_t* b, int p, bint on) noexcept nogil:
+    cdef uint64_t m = (<uint64_t>1) << (p & 63)
+    b[p >> 6] = (b[p >> 6] & ~m) | (((<uint64_t>0) - <uint64_t>on) & m)
+
+
+cdef inline void spread_to_neighbours(const uint64_t* x, uint64_t* out, int nw, int w) noexcept nogil:
+    """out = the points with a 4-neighbour in x, for bitboards of nw words over a padded
+    board of row stride w; x[-1] and x[nw] must be readable zero words."""
+    cdef int i
+    cdef uint64_t lo, mid, hi
+    for i in range(nw):
+        lo = x[i - 1]
+        mid = x[i]
+        hi = x[i + 1]
+        out[i] = ((mid << 1) | (lo >> 63) | (mid >> 1) | (hi << 63)
+                  | (mid << w) | (lo >> (64 - w)) | (mid >> w) | (hi << (64 - w)))
+
+
+cdef inline void copy_state(char* dst, const char* src, const Geo* g) noexcept nogil:
+    """Copy the used part of one state block.
+
+    The bloom filter and the history are the last two fields and only their used
+    prefixes (the filter's current size, hist[0..num_moves]) are ever read, so the
+    unused tails (most of both early in a game) are skipped: search copies a state per leaf.
     """
-    cdef Py_ssize_t used = g.off_hist + 8 * (<Py_ssize_t>(<const Header*>src).num_moves + 1)
-    memcpy(dst, src, used if used < g.stride else g.stride)
+    cdef const Header* h = <const Header*>src
+    memcpy(dst, src, g.off_bloom + ((<Py_ssize_t>h.bloom_mask + 1) >> 3))
+    memcpy(dst + g.off_hist, src + g.off_hist, 8 * (<Py_ssize_t>h.num_moves + 1))
 
 
 cdef inline void bind(SV* v, char* base, const Geo* g) noexcept nogil:
     v.h = <Header*>base
+    v.bb = <uint64_t*>(base + g.off_bb)
+    v.nw = g.nw
     v.color = <uint8_t*>(base + g.off_color)
     v.head = <int16_t*>(base + g.off_head)
     v.nxt = <int16_t*>(base + g.off_next)
@@ -212,7 +299,6 @@ cdef inline void bind(SV* v, char* base, const Geo* g) noexcept nogil:
     v.size = <int16_t*>(base + g.off_size)
     v.libsum = <uint32_t*>(base + g.off_libsum)
     v.libsq = <uint32_t*>(base + g.off_libsq)
-    v.ghash = <uint64_t*>(base + g.off_ghash)
     v.hist = <uint64_t*>(base + g.off_hist)
     v.bloom = <uint64_t*>(base + g.off_bloom)
     v.log = <int16_t*>(base + g.off_log)
@@ -224,8 +310,10 @@ cdef inline void bind(SV* v, char* base, const Geo* g) noexcept nogil:
 
 cdef void set_group_flag(SV* v, int gh, uint8_t flag) noexcept nogil:
     cdef int st = gh
+    cdef uint64_t* at = v.bb + BB_ATARI * v.nw
     while True:
         v.color[st] = (v.color[st] & COLOR) | flag
+        bit_put(at, st, flag != 0)
         st = v.nxt[st]
         if st == gh:
             break
@@ -273,6 +361,7 @@ cdef inline int merge(SV* v, int a, int b) noexcept nogil:
     while True:             # relabel the smaller group: O(its stones)
         v.head[s] = <int16_t>a
         v.color[s] = (v.color[s] & COLOR) | flag
+        bit_put(v.bb + BB_ATARI * v.nw, s, flag != 0)
         s = v.nxt[s]
         if s == b:
             break
@@ -283,7 +372,6 @@ cdef inline int merge(SV* v, int a, int b) noexcept nogil:
     v.nlib[a] += v.nlib[b]
     v.libsum[a] += v.libsum[b]
     v.libsq[a] += v.libsq[b]
-    v.ghash[a] ^= v.ghash[b]
     refresh_atari(v, a)
     return a
 
@@ -302,6 +390,9 @@ cdef int remove_group(SV* v, const Geo* g, int gh) noexcept nogil:
     cdef const uint64_t* z = g.zob + col * g.npts
     while True:
         v.color[s] = EMPTY
+        bit_on(v.bb + BB_EMPTY * v.nw, s)
+        bit_off(v.bb + col * v.nw, s)
+        bit_off(v.bb + BB_ATARI * v.nw, s)
         v.h.hash ^= z[s]
         log_push(v, g, s)
         n += 1
@@ -314,6 +405,7 @@ cdef int remove_group(SV* v, const Geo* g, int gh) noexcept nogil:
         s = v.nxt[s]
         if s == gh:
             break
+    v.h.nstones -= n
     return n
 
 
@@ -323,8 +415,8 @@ cdef int remove_group(SV* v, const Geo* g, int gh) noexcept nogil:
 
 cdef inline bint seen_before(const SV* v, const Geo* g, uint64_t h) noexcept nogil:
     """Whether position hash h occurred earlier in this game."""
-    cdef uint64_t b1 = h & g.bloom_mask
-    cdef uint64_t b2 = (h >> 32) & g.bloom_mask
+    cdef uint64_t b1 = h & v.h.bloom_mask
+    cdef uint64_t b2 = (h >> 32) & v.h.bloom_mask
     cdef int i
     if not ((v.bloom[b1 >> 6] >> (b1 & 63)) & 1):
         return False
@@ -336,11 +428,24 @@ cdef inline bint seen_before(const SV* v, const Geo* g, uint64_t h) noexcept nog
     return False
 
 
-cdef inline void bloom_add(SV* v, const Geo* g, uint64_t h) noexcept nogil:
-    cdef uint64_t b1 = h & g.bloom_mask
-    cdef uint64_t b2 = (h >> 32) & g.bloom_mask
+cdef inline void bloom_add(SV* v, uint64_t h) noexcept nogil:
+    cdef uint64_t b1 = h & v.h.bloom_mask
+    cdef uint64_t b2 = (h >> 32) & v.h.bloom_mask
     v.bloom[b1 >> 6] |= (<uint64_t>1) << (b1 & 63)
     v.bloom[b2 >> 6] |= (<uint64_t>1) << (b2 & 63)
+
+
+cdef inline uint64_t group_hash(const SV* v, const Geo* g, int gh) noexcept nogil:
+    """XOR of the Zobrist keys of group gh's stones."""
+    cdef const uint64_t* z = g.zob + (v.color[gh] & COLOR) * g.npts
+    cdef uint64_t h = 0
+    cdef int s = gh
+    while True:
+        h ^= z[s]
+        s = v.nxt[s]
+        if s == gh:
+            break
+    return h
 
 
 cdef inline int check_stone(const SV* v, const Geo* g, int p, int c) noexcept nogil:
@@ -373,9 +478,11 @@ cdef inline int check_stone(const SV* v, const Geo* g, int p, int c) noexcept no
                 else:
                     caps[ncap] = gq
                     ncap += 1
-                    h ^= v.ghash[gq]
+                    h ^= group_hash(v, g, gq)
     elif not libs:
         return MOVE_SUICIDE
+    elif v.h.nstones >= v.h.max_stones:
+        return MOVE_OK      # one stone more than any earlier position: no repetition
     if seen_before(v, g, h):
         return MOVE_SUPERKO
     return MOVE_OK
@@ -395,51 +502,88 @@ cdef inline int check_action(const SV* v, const Geo* g, int a) noexcept nogil:
 cdef void legal_row(const SV* v, const Geo* g, uint8_t* out) noexcept nogil:
     """out[a] = whether action a is legal, for all N*N + 1 actions (the hot path of search).
 
-    Two passes: a branch-free one collects the empty points (whether a point is empty is
-    a coin flip mid-game, so a branch on it mispredicts about half the time), then only
-    those are tested, with a branch only for the rare cases: a capture (the captured
-    groups' hashes are needed), suicide, or a bloom hit (the history is scanned).
+    The bitboards settle the common case for all points at once (module docstring):
+    `legal` starts as the empty points with a liberty source and no capture, legal
+    unless superko; the other empty points (`rare`: a capture or a possible suicide)
+    go to check_stone one by one. The superko probe of the former is skipped when no
+    earlier position has more stones than this one (see check_stone). The result is
+    a bitboard, written out row by row, 8 points per store.
     """
     # Local copies whose address never escapes: a store through `out` (a char type) may
     # alias anything, so fields read through the caller's pointers would be reloaded
     # after every store.
     cdef SV lv = v[0]
     cdef Geo lg = g[0]
-    cdef int a, c, k, p, i, libs, capbits, n = 0
-    cdef uint8_t cq, opp_atari
-    cdef uint64_t h, b1, b2
+    cdef int nw = lg.nw, n = lg.n, c, i, p, r, k, a, s
+    cdef uint64_t src[MAX_W + 2]        # src[0] and src[nw + 1] stay zero (spread_to_neighbours)
+    cdef uint64_t libs[MAX_W]
+    cdef uint64_t caps[MAX_W]
+    cdef uint64_t legal[MAX_W + 1]      # legal[nw] = 0 lets a row straddle the last word
+    cdef uint64_t rare[MAX_W]
+    cdef uint64_t m, x, h, b1, b2
+    cdef const uint64_t* empty = lv.bb + BB_EMPTY * nw
+    cdef const uint64_t* own
+    cdef const uint64_t* opp
+    cdef const uint64_t* atari = lv.bb + BB_ATARI * nw
     cdef const uint64_t* zc
-    cdef int16_t empties[MAX_PTS]
-    cdef const uint8_t* color = lv.color
-    memset(out, 0, lg.nn + 1)
     if lv.h.terminal:
+        memset(out, 0, lg.nn + 1)
         return
-    for a in range(lg.nn):
-        empties[n] = <int16_t>a
-        n += color[lg.pt[a]] == EMPTY
     c = 1 + (lv.h.num_moves & 1)
-    opp_atari = <uint8_t>((3 - c) | ATARI)
-    zc = lg.zob + c * lg.npts
-    for k in range(n):
-        a = empties[k]
-        p = lg.pt[a]
-        libs = 0
-        capbits = 0
-        for i in range(4):
-            cq = color[p + lg.nbr[i]]
-            libs |= (cq == EMPTY) | (cq == c)
-            capbits |= cq == opp_atari
-        if capbits | (libs == 0):
-            # A capture (the captured groups' hashes change the position) or a suicide: rare.
-            out[a] = check_stone(&lv, &lg, p, c) == MOVE_OK
-            continue
-        h = lv.h.hash ^ zc[p]
-        b1 = h & lg.bloom_mask
-        b2 = (h >> 32) & lg.bloom_mask
-        if (lv.bloom[b1 >> 6] >> (b1 & 63)) & (lv.bloom[b2 >> 6] >> (b2 & 63)) & 1:
-            out[a] = not seen_before(&lv, &lg, h)
-        else:
-            out[a] = 1
+    own = lv.bb + c * nw
+    opp = lv.bb + (3 - c) * nw
+    src[0] = 0
+    src[nw + 1] = 0
+    # Liberty sources: an empty point, or an own stone whose group keeps a liberty.
+    for i in range(nw):
+        src[i + 1] = empty[i] | (own[i] & ~atari[i])
+    spread_to_neighbours(src + 1, libs, nw, lg.w)
+    # Captures: an opponent stone in atari (the point would be its last liberty).
+    for i in range(nw):
+        src[i + 1] = opp[i] & atari[i]
+    spread_to_neighbours(src + 1, caps, nw, lg.w)
+    for i in range(nw):
+        legal[i] = empty[i] & libs[i] & ~caps[i]
+        rare[i] = empty[i] & ~legal[i]
+    legal[nw] = 0
+
+    if lv.h.nstones < lv.h.max_stones:
+        # Some earlier position has a stone more than this one: probe the simple moves.
+        zc = lg.zob + c * lg.npts
+        for i in range(nw):
+            m = legal[i]
+            while m:
+                p = (i << 6) + ctz64(m)
+                m &= m - 1
+                h = lv.h.hash ^ zc[p]
+                b1 = h & lv.h.bloom_mask
+                b2 = (h >> 32) & lv.h.bloom_mask
+                if ((lv.bloom[b1 >> 6] >> (b1 & 63)) & (lv.bloom[b2 >> 6] >> (b2 & 63)) & 1
+                        and seen_before(&lv, &lg, h)):
+                    legal[i] &= ~((<uint64_t>1) << (p & 63))
+    for i in range(nw):
+        m = rare[i]
+        while m:
+            p = (i << 6) + ctz64(m)
+            m &= m - 1
+            if check_stone(&lv, &lg, p, c) == MOVE_OK:
+                legal[i] |= (<uint64_t>1) << (p & 63)
+
+    # Row r of the board is bits (r + 1) * w + 1 .. + n of `legal`, actions r * n .. + n.
+    for r in range(n):
+        s = (r + 1) * lg.w + 1
+        # (x << (63 - off)) << 1: the next word's low bits, with no shift by 64 when off = 0.
+        x = (legal[s >> 6] >> (s & 63)) | ((legal[(s >> 6) + 1] << (63 - (s & 63))) << 1)
+        a = r * n
+        k = 0
+        while k + 8 <= n:
+            memcpy(out + a + k, &SPREAD[x & 255], 8)
+            x >>= 8
+            k += 8
+        while k < n:
+            out[a + k] = x & 1
+            x >>= 1
+            k += 1
     out[lg.nn] = 1
 
 
@@ -490,9 +634,20 @@ cdef float tt_score(const SV* v, const Geo* g) noexcept nogil:
 
 
 cdef void finish_move(SV* v, const Geo* g) noexcept nogil:
+    cdef int i
+    if v.h.nstones > v.h.max_stones:
+        v.h.max_stones = v.h.nstones
     v.h.num_moves += 1
     v.hist[v.h.num_moves] = v.h.hash
-    bloom_add(v, g, v.h.hash)
+    if <uint32_t>(16 * (v.h.num_moves + 1)) > v.h.bloom_mask + 1 and v.h.bloom_mask + 1 < g.bloom_bits:
+        # Keep >= 16 bits per entry: double the filter and re-add the whole history
+        # (O(moves) once per doubling).
+        v.h.bloom_mask = 2 * v.h.bloom_mask + 1
+        memset(v.bloom, 0, (v.h.bloom_mask + 1) >> 3)
+        for i in range(v.h.num_moves + 1):
+            bloom_add(v, v.hist[i])
+    else:
+        bloom_add(v, v.h.hash)
     if v.h.passes >= 2 or v.h.num_moves >= g.max_moves:
         v.h.terminal = 1
         v.h.score = tt_score(v, g)
@@ -517,11 +672,14 @@ cdef void play_stone(SV* v, const Geo* g, int p) noexcept nogil:
     v.h.mlog_start[k] = v.h.log_pos
     log_push(v, g, p)
     v.color[p] = <uint8_t>(c | ATARI)     # no liberties yet; refreshed as they are added below
+    bit_off(v.bb + BB_EMPTY * v.nw, p)
+    bit_on(v.bb + c * v.nw, p)
+    bit_on(v.bb + BB_ATARI * v.nw, p)
+    v.h.nstones += 1
     v.h.hash ^= z
     v.head[p] = <int16_t>p
     v.nxt[p] = <int16_t>p
     v.size[p] = 1
-    v.ghash[p] = z
     v.nlib[p] = 0
     v.libsum[p] = 0
     v.libsq[p] = 0
@@ -648,6 +806,39 @@ cdef void playout_row(SV* v, const Geo* g, uint64_t seed, Py_ssize_t b) noexcept
 # Python classes
 # ---------------------------------------------------------------------------
 
+cdef char* fast_buffer(object arr, int typenum, int ndim, bint writeable):
+    """Data pointer of `arr` when it is exactly an ndarray of native-order dtype `typenum`
+    with `ndim` dimensions, C-contiguous (and writeable if asked); else NULL.
+
+    The search calls load_paths and query every step with its own preallocated buffers,
+    which always pass; checking them here costs nanoseconds where the general Python
+    checks (azero.games.base) and typed-memoryview acquisition cost microseconds per
+    call, about 150 ns per leaf. Any other argument takes the general path, which
+    converts it or raises the documented error, so the fast path accepts nothing the
+    general one would refuse. The caller checks shapes (PyArray_DIMS) and keeps `arr`
+    alive while it uses the pointer.
+    """
+    if not cnp.PyArray_CheckExact(arr):
+        return NULL
+    cdef cnp.ndarray a = <cnp.ndarray>arr
+    if (cnp.PyArray_TYPE(a) != typenum or cnp.PyArray_NDIM(a) != ndim
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISNOTSWAPPED(a)
+            or (writeable and not cnp.PyArray_ISWRITEABLE(a))):
+        return NULL
+    return <char*>cnp.PyArray_DATA(a)
+
+
+cdef char* fast_bool_buffer(object arr, int ndim):
+    # bool or uint8, as azero.games.base.check_query accepts for masks.
+    cdef char* p = fast_buffer(arr, cnp.NPY_BOOL, ndim, True)
+    return p if p != NULL else fast_buffer(arr, cnp.NPY_UINT8, ndim, True)
+
+
+cdef inline cnp.npy_intp dim(object arr, int i):
+    # Only for arrays fast_buffer accepted.
+    return cnp.PyArray_DIMS(<cnp.ndarray>arr)[i]
+
+
 cdef class Geometry:
     """Board geometry, Zobrist table, state layout and initial state of one Go variant.
 
@@ -689,22 +880,24 @@ cdef class Geometry:
         g.nbr[3] = g.w
         # Changes of the last 3 moves: <= 3 placements + (N*N + 2) captures.
         g.logcap = g.nn + 8
-        bits = 1024
+        bits = BLOOM_MIN_BITS
         while bits < 16 * (max_moves + 1):
             bits *= 2
-        g.bloom_mask = <uint64_t>(bits - 1)
+        g.bloom_bits = bits
 
-        # Layout: the fields legal_row reads for every point (point codes, then
-        # head and bloom filter) come first and together, so a legality pass over a
-        # batch streams one compact region per state; fields touched only when
-        # a move is played follow.
+        # Layout: what legal_row reads (the bitboards; then point codes and head
+        # for the points it tests one by one) comes first and together, so a
+        # legality pass over a batch streams one compact region per state; fields
+        # touched only when a move is played follow; the bloom filter and the
+        # history come last, as copy_state copies only their used prefixes.
+        g.nw = (g.npts + 63) >> 6
         off = round8(sizeof(Header))
+        g.off_bb = off
+        off = off + 8 * 4 * g.nw
         g.off_color = off
         off = round8(off + g.npts)
         g.off_head = off
         off = round8(off + 2 * g.npts)
-        g.off_bloom = off
-        off = off + bits // 8
         g.off_next = off
         off = round8(off + 2 * g.npts)
         g.off_nlib = off
@@ -715,10 +908,10 @@ cdef class Geometry:
         off = round8(off + 4 * g.npts)
         g.off_libsq = off
         off = round8(off + 4 * g.npts)
-        g.off_ghash = off
-        off = off + 8 * g.npts
         g.off_log = off
         off = round8(off + 2 * g.logcap)
+        g.off_bloom = off
+        off = off + bits // 8
         g.off_hist = off
         off = off + 8 * (<Py_ssize_t>max_moves + 1)
         g.stride = (off + 63) & ~(<Py_ssize_t>63)    # whole cache lines per state
@@ -738,8 +931,10 @@ cdef class Geometry:
         memset(v.color, EDGE, g.npts)
         for i in range(g.nn):
             v.color[g.pt[i]] = EMPTY
+            bit_on(v.bb + BB_EMPTY * g.nw, g.pt[i])
         v.hist[0] = 0               # the empty board hashes to 0
-        bloom_add(&v, g, 0)
+        v.h.bloom_mask = BLOOM_MIN_BITS - 1
+        bloom_add(&v, 0)
 
     def __dealloc__(self):
         free(self.g.pt)
@@ -833,16 +1028,29 @@ cdef class GoStates:
         On an illegal move IllegalActionError names the row and path step, and the
         first len(index) rows are left unspecified (this is a scratch batch).
         """
-        cdef const int64_t[::1] idx = check_index(index, src.B)
-        cdef Py_ssize_t n = idx.shape[0]
+        cdef Py_ssize_t k, j, n = 0, L, bad = -1, bad_j = 0
+        cdef const int64_t* idx = <const int64_t*>fast_buffer(index, cnp.NPY_INT64, 1, False)
+        cdef const int32_t* pv
+        if idx != NULL:
+            n = dim(index, 0)
+            for k in range(n):
+                if idx[k] < 0 or idx[k] >= src.B:
+                    idx = NULL      # the general check below raises the error
+                    break
+        if idx == NULL:
+            index = check_index(index, src.B)
+            idx = <const int64_t*>cnp.PyArray_DATA(<cnp.ndarray>index)
+            n = len(index)
         if n > self.B:
             raise ValueError(f"load_paths: {n} rows requested but this batch holds {self.B}")
         if src.g.n != self.g.n or src.g.komi != self.g.komi or src.g.max_moves != self.g.max_moves:
             raise ValueError(f"load_paths: source states are {src.spec.name} with params {src.spec.params}, "
                              f"destination is {self.spec.name} with params {self.spec.params}")
-        p = check_paths(paths, n)
-        cdef const int32_t[:, ::1] pv = p
-        cdef Py_ssize_t k, j, L = pv.shape[1], bad = -1, bad_j = 0
+        pv = <const int32_t*>fast_buffer(paths, cnp.NPY_INT32, 2, False)
+        if pv == NULL or dim(paths, 0) != n:
+            paths = check_paths(paths, n)
+            pv = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>paths)
+        L = dim(paths, 1)
         cdef int code = MOVE_OK, a
         cdef SV v
         cdef const Geo* g = self.g
@@ -851,7 +1059,7 @@ cdef class GoStates:
                 copy_state(self.buf + k * g.stride, src.buf + idx[k] * g.stride, g)
                 bind(&v, self.buf + k * g.stride, g)
                 for j in range(L):
-                    a = pv[k, j]
+                    a = pv[k * L + j]
                     if a == NO_ACTION:
                         continue
                     code = check_action(&v, g, a)
@@ -863,7 +1071,7 @@ cdef class GoStates:
                 if bad >= 0:
                     break
         if bad >= 0:
-            a = pv[bad, bad_j]
+            a = pv[bad * L + bad_j]
             self._raise_illegal(bad, a, code, f", path step {bad_j}")
 
     def put(self, index, GoStates src):
@@ -909,7 +1117,10 @@ cdef class GoStates:
 
     def apply(self, actions):
         """Play actions[b] in state b (NO_ACTION leaves it); all-or-nothing on illegal actions."""
-        cdef const int32_t[::1] act = check_actions(actions, self.B)
+        cdef const int32_t* act = <const int32_t*>fast_buffer(actions, cnp.NPY_INT32, 1, False)
+        if act == NULL or dim(actions, 0) != self.B:
+            actions = check_actions(actions, self.B)
+            act = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>actions)
         cdef Py_ssize_t b, bad = -1
         cdef int code = MOVE_OK, a
         cdef SV v
@@ -979,23 +1190,41 @@ cdef class GoStates:
 
     def legal_mask(self, out=None):
         """bool [B, N*N+1]: legal actions per state (all False once the game is over)."""
-        out = check_out(out, (self.B, self.g.nn + 1), np.bool_, "legal_mask")
-        if self.B == 0:
-            return out
-        cdef uint8_t[:, ::1] m = out.view(np.uint8)
+        cdef uint8_t* m = NULL
+        cdef uint8_t[:, ::1] mv
+        if out is not None:
+            m = <uint8_t*>fast_buffer(out, cnp.NPY_BOOL, 2, True)
+            if m != NULL and (dim(out, 0) != self.B or dim(out, 1) != self.g.nn + 1):
+                m = NULL
+        if m == NULL:
+            out = check_out(out, (self.B, self.g.nn + 1), np.bool_, "legal_mask")
+            if self.B == 0:
+                return out
+            mv = out.view(np.uint8)     # raises if read-only
+            m = &mv[0, 0]
         cdef Py_ssize_t b
         cdef SV v
         cdef const Geo* g = self.g
         with nogil:
             for b in range(self.B):
                 bind(&v, self.buf + b * g.stride, g)
-                legal_row(&v, g, &m[b, 0])
+                legal_row(&v, g, m + b * (g.nn + 1))
         return out
 
     def terminal(self, out=None):
         """bool [B]: whether each game is over."""
-        out = check_out(out, (self.B,), np.bool_, "terminal")
-        cdef uint8_t[::1] o = out.view(np.uint8)
+        cdef uint8_t* o = NULL
+        cdef uint8_t[::1] ov
+        if out is not None:
+            o = <uint8_t*>fast_buffer(out, cnp.NPY_BOOL, 1, True)
+            if o != NULL and dim(out, 0) != self.B:
+                o = NULL
+        if o == NULL:
+            out = check_out(out, (self.B,), np.bool_, "terminal")
+            if self.B == 0:
+                return out
+            ov = out.view(np.uint8)     # raises if read-only
+            o = &ov[0]
         cdef Py_ssize_t b
         with nogil:
             for b in range(self.B):
@@ -1037,18 +1266,32 @@ cdef class GoStates:
     def query(self, Py_ssize_t n, legal, terminal, to_play, outcome):
         """legal_mask, terminal, to_play and outcome of states [0, n) in one call, into rows [0, n)
         of the given buffers: the search's per-step queries, one crossing instead of four."""
-        legal_u8, terminal_u8 = check_query(n, self.B, self.g.nn + 1, legal, terminal, to_play, outcome)
-        cdef uint8_t[:, ::1] lg = legal_u8
-        cdef uint8_t[::1] tm = terminal_u8
-        cdef int8_t[::1] tp = to_play
-        cdef float[::1] oc = outcome
+        cdef uint8_t* lg = <uint8_t*>fast_bool_buffer(legal, 2)
+        cdef uint8_t* tm = <uint8_t*>fast_bool_buffer(terminal, 1)
+        cdef int8_t* tp = <int8_t*>fast_buffer(to_play, cnp.NPY_INT8, 1, True)
+        cdef float* oc = <float*>fast_buffer(outcome, cnp.NPY_FLOAT32, 1, True)
+        cdef uint8_t[:, ::1] lgv
+        cdef uint8_t[::1] tmv
+        cdef int8_t[::1] tpv
+        cdef float[::1] ocv
+        if (lg == NULL or tm == NULL or tp == NULL or oc == NULL or not 0 <= n <= self.B
+                or dim(legal, 0) < n or dim(legal, 1) != self.g.nn + 1
+                or dim(terminal, 0) < n or dim(to_play, 0) < n or dim(outcome, 0) < n):
+            legal_u8, terminal_u8 = check_query(n, self.B, self.g.nn + 1, legal, terminal, to_play, outcome)
+            if n == 0:
+                return
+            lgv = legal_u8      # these raise if read-only
+            tmv = terminal_u8
+            tpv = to_play
+            ocv = outcome
+            lg, tm, tp, oc = &lgv[0, 0], &tmv[0], &tpv[0], &ocv[0]
         cdef Py_ssize_t b
         cdef SV v
         cdef const Geo* g = self.g
         with nogil:
             for b in range(n):
                 bind(&v, self.buf + b * g.stride, g)
-                legal_row(&v, g, &lg[b, 0])
+                legal_row(&v, g, lg + b * (g.nn + 1))
                 tm[b] = v.h.terminal
                 tp[b] = v.h.num_moves & 1
                 oc[b] = outcome_of(&v)
@@ -1117,6 +1360,26 @@ cdef class GoStates:
         for a in range(self.g.nn):
             r[a // n, a % n] = <int8_t>(v.color[self.g.pt[a]] & COLOR)
         return res
+
+    def _internals(self, index):
+        """Test hook: (bool [4, N, N] bitboards empty / black / white / in atari,
+        whether no bit is set off the board, stones on the board, most stones so far)."""
+        cdef Py_ssize_t i = self._check_state_index(index)
+        cdef int a, k, p, n = self.g.n, nw = self.g.nw
+        cdef SV v
+        cdef uint64_t off_board[4 * MAX_W]
+        bind(&v, self.buf + i * self.g.stride, self.g)
+        res = np.zeros((4, n, n), dtype=np.bool_)
+        memcpy(off_board, v.bb, 4 * nw * 8)
+        for k in range(4):
+            for a in range(self.g.nn):
+                p = self.g.pt[a]
+                res[k, a // n, a % n] = (v.bb[k * nw + (p >> 6)] >> (p & 63)) & 1
+                bit_off(off_board + k * nw, p)
+        clear = True
+        for k in range(4 * nw):
+            clear = clear and off_board[k] == 0
+        return res, clear, v.h.nstones, v.h.max_stones
 
     def render(self, index):
         """A text picture of state `index` (X black, O white) with GTP coordinates."""

@@ -640,3 +640,187 @@ def test_other_board_sizes_play_to_the_end():
         assert s.terminal().all() and (s.num_moves() <= 2 * n * n).all()
         np.testing.assert_array_equal(out, np.sign(s.score()))
         assert s.encode().shape == (4, 10, n, n)
+
+
+# ---------------------------------------------------------------- internals vs a slow reference
+
+def _groups(board):
+    """(stones, liberties) of every group of an int8 [N, N] board, by flood fill."""
+    n = board.shape[0]
+    seen = np.zeros_like(board, bool)
+    out = []
+    for r0 in range(n):
+        for c0 in range(n):
+            if board[r0, c0] == 0 or seen[r0, c0]:
+                continue
+            col, stack, stones, libs = board[r0, c0], [(r0, c0)], [], set()
+            seen[r0, c0] = True
+            while stack:
+                r, c = stack.pop()
+                stones.append((r, c))
+                for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+                    if 0 <= rr < n and 0 <= cc < n:
+                        if board[rr, cc] == 0:
+                            libs.add((rr, cc))
+                        elif board[rr, cc] == col and not seen[rr, cc]:
+                            seen[rr, cc] = True
+                            stack.append((rr, cc))
+            out.append((stones, libs))
+    return out
+
+
+def _group_at(board, r0, c0):
+    """(stones, liberties) of the group on (r0, c0), by flood fill."""
+    n, col = board.shape[0], board[r0, c0]
+    stack, stones, libs = [(r0, c0)], {(r0, c0)}, set()
+    while stack:
+        r, c = stack.pop()
+        for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if 0 <= rr < n and 0 <= cc < n and (rr, cc) not in stones:
+                if board[rr, cc] == 0:
+                    libs.add((rr, cc))
+                elif board[rr, cc] == col:
+                    stones.add((rr, cc))
+                    stack.append((rr, cc))
+    return stones, libs
+
+
+def _reference_legal(board, colour, history):
+    """Legal on-board moves of `colour` (1 black, 2 white) by brute force: place, capture,
+    no suicide, no repetition of any board in `history` (a set of bytes)."""
+    n = board.shape[0]
+    legal = np.zeros(n * n, bool)
+    for a in range(n * n):
+        r, c = divmod(a, n)
+        if board[r, c]:
+            continue
+        b = board.copy()
+        b[r, c] = colour
+        for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1)):
+            if 0 <= rr < n and 0 <= cc < n and b[rr, cc] == 3 - colour:
+                stones, libs = _group_at(b, rr, cc)
+                if not libs:
+                    for st in stones:
+                        b[st] = 0
+        if not _group_at(b, r, c)[1]:
+            continue        # suicide: the own group has no liberty left
+        legal[a] = b.tobytes() not in history
+    return legal
+
+
+def _random_games(n, batch, moves, seed, pass_prob=0.03):
+    """Yield (states, actions just played) after each step of random games with few passes."""
+    g = GoGame(n, max_moves=moves)
+    s = g.new_states(batch)
+    rng = np.random.default_rng(seed)
+    for _ in range(moves):
+        m = s.legal_mask()
+        r = rng.random(m.shape)
+        r[:, -1] = pass_prob
+        a = np.where(m, r, -1).argmax(1).astype(np.int32)
+        a[s.terminal()] = NO_ACTION
+        if (a == NO_ACTION).all():
+            break
+        s.apply(a)
+        yield s, a
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 7, 8, 9, 11, 13, 19])
+def test_bitboards_and_stone_counts_agree_with_the_board(n):
+    # The bitboards, the ATARI bits behind one of them and the stone counts are kept
+    # incrementally; recompute them from the board after every move.
+    moves = min(3 * n * n, 300)
+    most = None
+    for s, _ in _random_games(n, 4, moves, seed=n):
+        if most is None:
+            most = np.zeros(len(s), int)
+        for b in range(len(s)):
+            board = s.board(b)
+            bits, clear, nstones, max_stones = s._internals(b)
+            atari = np.zeros_like(board, bool)
+            for stones, libs in _groups(board):
+                if len(libs) == 1:
+                    for st in stones:
+                        atari[st] = True
+            np.testing.assert_array_equal(bits[0], board == 0)
+            np.testing.assert_array_equal(bits[1], board == 1)
+            np.testing.assert_array_equal(bits[2], board == 2)
+            np.testing.assert_array_equal(bits[3], atari)
+            assert clear
+            assert nstones == np.count_nonzero(board)
+            most[b] = max(most[b], nstones)
+            assert max_stones == most[b]
+
+
+@pytest.mark.parametrize("n, seed", [(3, 0), (4, 1), (5, 2), (6, 3), (9, 4), (19, 5)])
+def test_legal_mask_matches_brute_force_with_superko(n, seed):
+    # Long random games on small boards capture a lot and run into repetitions, so
+    # the stone-count shortcut, the bitboard classification and the bloom filter all
+    # face positions where they must (and must not) report superko.
+    batch = 6 if n <= 6 else 2 if n <= 9 else 1
+    history = [{np.zeros((n, n), np.int8).tobytes()} for _ in range(batch)]
+    repetitions = 0
+    for s, a in _random_games(n, batch, min(4 * n * n, 240), seed):
+        mask = s.legal_mask()
+        term, tp = s.terminal(), s.to_play()
+        for b in range(batch):
+            board = s.board(b)
+            if a[b] != NO_ACTION:
+                history[b].add(board.tobytes())
+            if term[b]:
+                assert not mask[b].any()
+                continue
+            ref = _reference_legal(board, 1 + tp[b], history[b])
+            repetitions += np.count_nonzero(ref != _reference_legal(board, 1 + tp[b], set()))
+            np.testing.assert_array_equal(mask[b, :-1], ref)
+            assert mask[b, -1]
+        # apply's own check agrees with the mask: each illegal empty point is refused.
+        for b in range(batch):
+            if term[b]:
+                continue
+            probe = s.take(np.array([b]))
+            for bad in np.flatnonzero(~mask[b, :-1] & (s.board(b).ravel() == 0)):
+                with pytest.raises(IllegalActionError):
+                    probe.apply(np.array([bad], np.int32))
+    if n <= 5:
+        assert repetitions > 0      # the games did exercise superko
+
+
+def test_argument_fast_paths_agree_with_the_general_checks(g9):
+    # load_paths / query / legal_mask / terminal / apply take the search's own buffers
+    # (exact ndarrays of the native dtype) without the Python checks; anything else goes
+    # through them and must give the same results or the same errors.
+    roots = setup(g9, black=["C3", "D4"], white=["E5"], batch=3)
+    index, paths = np.array([0, 2], np.int64), np.array([[0, 1], [NO_ACTION, 8]], np.int32)
+    fast, general = g9.new_states(2), g9.new_states(2)
+    fast.load_paths(roots, index, paths)
+    general.load_paths(roots, [0, 2], paths.astype(np.int64).tolist())
+    assert_same(snapshot(fast), snapshot(general))
+    with pytest.raises(ValueError, match="index"):
+        fast.load_paths(roots, np.array([0, 3], np.int64), paths)
+    with pytest.raises(ValueError, match="paths"):
+        fast.load_paths(roots, index, paths[:1])
+    with pytest.raises(IllegalActionError, match="state 1, path step 1"):
+        fast.load_paths(roots, index, np.array([[0, 1], [8, 8]], np.int32))
+
+    bufs = [np.zeros((2, 82), bool), np.zeros(2, bool), np.zeros(2, np.int8), np.zeros(2, np.float32)]
+    fast.query(2, *bufs)
+    for legal, terminal in [(np.zeros((2, 82), np.uint8), np.zeros(2, np.uint8)),
+                            (np.zeros((3, 82), bool), np.zeros(3, bool))]:
+        rest = [np.zeros(len(terminal), np.int8), np.zeros(len(terminal), np.float32)]
+        general.query(2, legal, terminal, *rest)
+        np.testing.assert_array_equal(legal[:2].astype(bool), bufs[0])
+        np.testing.assert_array_equal(terminal[:2].astype(bool), bufs[1])
+    np.testing.assert_array_equal(fast.legal_mask(), bufs[0])
+
+    read_only = np.zeros((2, 82), bool)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        fast.legal_mask(out=read_only)
+    with pytest.raises(ValueError, match="read-only"):
+        fast.query(2, read_only, *bufs[1:])
+    with pytest.raises(ValueError, match="read-only"):
+        fast.terminal(out=read_only[0, :2])
+    fast.apply(np.array([NO_ACTION, 72], np.int32))
+    general.apply([NO_ACTION, 72])
+    assert_same(snapshot(fast), snapshot(general))
