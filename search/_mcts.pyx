@@ -59,6 +59,7 @@ and evaluator output is validated for the whole step before any of it is used.
 from libc.math cimport exp, log, sqrt, isfinite, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.string cimport memset
+from libc.float cimport FLT_MAX
 
 import numpy as np
 
@@ -141,6 +142,122 @@ cdef int8_t* _i8(object arr):
 cdef uint8_t* _u8(object arr):
     cdef uint8_t[::1] mv = arr.reshape(-1)
     return &mv[0]
+
+
+# Two hot loops in C, where their shape is easier to state than in Cython. Both do exactly the
+# arithmetic of the Python twin (same IEEE double operations in the same order; SSE2 lanes round
+# exactly like scalar SSE2 code), so results are bit-identical; only the schedule differs.
+#
+# azero_puct_argmax: the PUCT child loop without virtual loss (K = 1: nothing is ever pending).
+#   score(a) = Q(a) + u(a) / (1 + N(a)),  u(a) = c(s) sqrt(N(s)) P(a),  Q(a) = W(a) / N(a) or fpu
+#   if N(a) = 0 (then u / 1 == u exactly). Children go two at a time in SSE2 lanes: a visited child
+#   costs two divisions, the bulk of PUCT's time at well-visited nodes such as the root, and one
+#   divpd does two of them for the price of one divsd. A pair with no visits (most pairs at most
+#   nodes) skips the divisions. Each lane keeps its own running argmax (strict >, so the lowest
+#   index of the lane wins ties) without branches; illegal children score -inf and never win;
+#   the lanes are merged at the end (equal scores: lower index), so ties go to the lowest action
+#   index overall, as everywhere. The scalar loop is the fallback off x86-64 and the odd tail.
+#
+# azero_store_priors: one expanded node's child row from the evaluator's priors: index UNEXPANDED
+#   or ILLEGAL, prior = float32(p / total) over the legal actions (uniform 1 / count if total is
+#   0), 0 elsewhere. The division is again done two lanes at a time.
+cdef extern from *:
+    """
+    #include <math.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+
+    static inline double azero_puct_score(int32_t n, double w, double u, double fpu)
+    {
+        return n > 0 ? w / n + u / (1 + n) : fpu + u;
+    }
+
+    static int32_t azero_puct_argmax(Py_ssize_t A, const int32_t *index, const int32_t *visits,
+                                     const double *value_sum, const float *prior,
+                                     double c_sqrt, double fpu)
+    {
+        double best = -INFINITY, score;
+        int32_t best_a = -1;
+        Py_ssize_t a = 0;
+    #if defined(__SSE2__)
+        if (A >= 2) {
+            const __m128d vc = _mm_set1_pd(c_sqrt), vfpu = _mm_set1_pd(fpu), one = _mm_set1_pd(1.0);
+            const __m128d two = _mm_set1_pd(2.0), ninf = _mm_set1_pd(-INFINITY);
+            const __m128i illegal_code = _mm_set1_epi32(-2);  /* ILLEGAL */
+            __m128d vbest = ninf, vbest_a = _mm_set1_pd(-1.0), va = _mm_set_pd(1.0, 0.0);
+            for (; a + 1 < A; a += 2, va = _mm_add_pd(va, two)) {
+                __m128d u = _mm_mul_pd(vc, _mm_cvtps_pd(_mm_castsi128_ps(
+                                _mm_loadl_epi64((const __m128i *)(prior + a)))));
+                __m128d s;
+                if ((visits[a] | visits[a + 1]) == 0) {
+                    s = _mm_add_pd(vfpu, u);                              /* both unvisited */
+                } else {
+                    __m128d n = _mm_cvtepi32_pd(_mm_loadl_epi64((const __m128i *)(visits + a)));
+                    __m128d visited = _mm_cmpgt_pd(n, _mm_setzero_pd());
+                    __m128d q = _mm_div_pd(_mm_loadu_pd(value_sum + a), _mm_max_pd(n, one));
+                    q = _mm_or_pd(_mm_and_pd(visited, q), _mm_andnot_pd(visited, vfpu));
+                    s = _mm_add_pd(q, _mm_div_pd(u, _mm_add_pd(one, n)));
+                }
+                __m128i ill32 = _mm_cmpeq_epi32(_mm_loadl_epi64((const __m128i *)(index + a)), illegal_code);
+                __m128d ill = _mm_castsi128_pd(_mm_unpacklo_epi32(ill32, ill32));  /* widen to 64-bit lanes */
+                s = _mm_or_pd(_mm_andnot_pd(ill, s), _mm_and_pd(ill, ninf));
+                __m128d gt = _mm_cmpgt_pd(s, vbest);
+                vbest = _mm_or_pd(_mm_and_pd(gt, s), _mm_andnot_pd(gt, vbest));
+                vbest_a = _mm_or_pd(_mm_and_pd(gt, va), _mm_andnot_pd(gt, vbest_a));
+            }
+            double b0 = _mm_cvtsd_f64(vbest), b1 = _mm_cvtsd_f64(_mm_unpackhi_pd(vbest, vbest));
+            int32_t a0 = (int32_t)_mm_cvtsd_f64(vbest_a);
+            int32_t a1 = (int32_t)_mm_cvtsd_f64(_mm_unpackhi_pd(vbest_a, vbest_a));
+            if (b1 > b0 || (b1 == b0 && a1 < a0)) { b0 = b1; a0 = a1; }
+            best = b0;
+            best_a = a0;
+        }
+    #endif
+        for (; a < A; a++) {
+            score = azero_puct_score(visits[a], value_sum[a], c_sqrt * (double)prior[a], fpu);
+            if (score > best && index[a] != -2 /* ILLEGAL */) {
+                best = score;
+                best_a = (int32_t)a;
+            }
+        }
+        return best_a;
+    }
+
+    static void azero_store_priors(Py_ssize_t A, const float *pr, const uint8_t *lg, double total,
+                                   int32_t count, int32_t *index, float *prior)
+    {
+        Py_ssize_t a = 0;
+        /* UNEXPANDED (-1) where legal, ILLEGAL (-2) elsewhere, without a branch. */
+        for (a = 0; a < A; a++)
+            index[a] = lg[a] ? -1 : -2;
+        if (!(total > 0.0)) {
+            /* All prior mass on illegal actions: fall back to uniform over the legal ones. */
+            float p = (float)(1.0 / count);
+            for (a = 0; a < A; a++)
+                prior[a] = lg[a] ? p : 0.0f;
+            return;
+        }
+        a = 0;
+    #if defined(__SSE2__)
+        const __m128d vt = _mm_set1_pd(total);
+        for (; a + 1 < A; a += 2) {
+            __m128d x = _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(pr + a))));
+            __m128 p = _mm_cvtpd_ps(_mm_div_pd(x, vt));
+            float p2[4];
+            _mm_storeu_ps(p2, p);
+            prior[a] = lg[a] ? p2[0] : 0.0f;
+            prior[a + 1] = lg[a + 1] ? p2[1] : 0.0f;
+        }
+    #endif
+        for (; a < A; a++)
+            prior[a] = lg[a] ? (float)((double)pr[a] / total) : 0.0f;
+    }
+    """
+    int32_t azero_puct_argmax(Py_ssize_t A, const int32_t* index, const int32_t* visits,
+                              const double* value_sum, const float* prior, double c_sqrt, double fpu) noexcept nogil
+    void azero_store_priors(Py_ssize_t A, const float* pr, const uint8_t* lg, double total, int32_t count,
+                            int32_t* index, float* prior) noexcept nogil
 
 
 cdef class SearchTree:
@@ -231,6 +348,9 @@ cdef class SearchTree:
     cdef int32_t* _scratch_n                # [A]: visits of one node's children, in-flight included
     cdef double _v_mix, _q_lo, _q_hi, _s_max  # set by _completed_q / _sigma for the node at hand
     cdef int32_t* _remap                    # [N]: old -> new node id while re-rooting
+    cdef double* _c_sqrt                    # [T]: PUCT c(s) sqrt(N(s)) for N(s) = 0 .. T-1 (see _puct_c_sqrt)
+    cdef Py_ssize_t _c_sqrt_len
+    cdef object _c_sqrt_arr
     cdef object _path_len_arr, _leaf_total_arr, _leaf_count_arr, _scratch_q_arr, _scratch_n_arr, _remap_arr  # numpy owners of the above
     cdef readonly long long collisions      # descents that met a node already being evaluated
     cdef readonly long long terminal_visits # simulations that ended in an already-known terminal node
@@ -330,6 +450,15 @@ cdef class SearchTree:
         self._scratch_q = _f64(self._scratch_q_arr)
         self._scratch_n = _i32(self._scratch_n_arr)
         self._remap = _i32(self._remap_arr)
+        # c(s) sqrt(N(s)) depends on N(s) alone: tabulate it once instead of a log and a sqrt per
+        # descent step. N(s) < capacity + K almost always (visits beyond that only come from repeated
+        # terminal visits); larger counts fall back to computing it.
+        self._c_sqrt_len = min(capacity + leaves_per_game, 1 << 20)
+        self._c_sqrt_arr = np.zeros(self._c_sqrt_len, np.float64)
+        self._c_sqrt = _f64(self._c_sqrt_arr)
+        cdef Py_ssize_t n
+        for n in range(self._c_sqrt_len):
+            self._c_sqrt[n] = self._puct_c_sqrt_compute(n)
         self._pending_leaves = 0
         # The public arrays are read-only views: the raw pointers above were taken from the writable
         # owners (kept alive as the views' bases), and a stray write from Python, e.g. to num_nodes,
@@ -405,31 +534,47 @@ cdef class SearchTree:
             node = self._n_parent[base + node]
 
     # ------------------------------------------------------------------ selection rules
+    cdef double _puct_c_sqrt_compute(self, Py_ssize_t n_parent) noexcept nogil:
+        """c(s) sqrt(N(s)), c(s) = log((1 + N(s) + c_base) / c_base) + c_init (the twin's expression)."""
+        cdef double c = log((1.0 + n_parent + self.c_base) / self.c_base) + self.c_init
+        return c * sqrt(<double>n_parent)
+
+    cdef inline double _puct_c_sqrt(self, Py_ssize_t n_parent) noexcept nogil:
+        if 0 <= n_parent < self._c_sqrt_len:
+            return self._c_sqrt[n_parent]
+        return self._puct_c_sqrt_compute(n_parent)
+
     cdef int32_t _choose_puct(self, Py_ssize_t b, int32_t node) noexcept nogil:
-        cdef Py_ssize_t base = b * self.capacity
-        cdef Py_ssize_t i = base + node
+        cdef Py_ssize_t i = b * self.capacity + node
         cdef Py_ssize_t row = i * self.num_actions
+        # This descent already counts in node_in_flight[node]; the other pending ones are in its children.
+        cdef int32_t n_parent = self._n_visits[i] + self._n_in_flight[i] - 1
+        cdef double c_sqrt = self._puct_c_sqrt(n_parent)
+        cdef double fpu = self._n_value_sum[i] / self._n_visits[i] - self.fpu_reduction
+        if self.leaves_per_game > 1:
+            return self._choose_puct_vl(b, node, c_sqrt, fpu)
+        # With K = 1 no other descent is ever pending, so the children's in-flight counters (a random
+        # access each) are not read at all.
+        return azero_puct_argmax(self.num_actions, self._c_index + row, self._c_visits + row,
+                                 self._c_value_sum + row, self._c_prior + row, c_sqrt, fpu)
+
+    cdef int32_t _choose_puct_vl(self, Py_ssize_t b, int32_t node, double c_sqrt, double fpu) noexcept nogil:
+        """PUCT with virtual loss: pending descents count as visits valued -virtual_loss."""
+        cdef Py_ssize_t base = b * self.capacity
+        cdef Py_ssize_t row = (base + node) * self.num_actions
         cdef const int32_t* index = self._c_index + row
         cdef const int32_t* visits = self._c_visits + row
         cdef const double* value_sum = self._c_value_sum + row
         cdef const float* prior = self._c_prior + row
-        # This descent already counts in node_in_flight[node]; the other pending ones are in its children.
-        cdef int32_t n_parent = self._n_visits[i] + self._n_in_flight[i] - 1
-        cdef double c = log((1.0 + n_parent + self.c_base) / self.c_base) + self.c_init
-        cdef double c_sqrt = c * sqrt(<double>n_parent)
-        cdef double fpu = self._n_value_sum[i] / self._n_visits[i] - self.fpu_reduction
         cdef double best = -INFINITY, score, w
         cdef int32_t best_a = NO_ACTION_, a, child, n, flight
-        # With K = 1 no other descent is ever pending, so the children's in-flight counters (a random
-        # access each) are not read at all.
-        cdef bint pending = self.leaves_per_game > 1
         for a in range(self.num_actions):
             child = index[a]
             if child == ILLEGAL_:
                 continue
             n = visits[a]
             w = value_sum[a]
-            if pending and child >= 0:
+            if child >= 0:
                 flight = self._n_in_flight[base + child]
                 n = n + flight
                 w = w - flight * self.virtual_loss
@@ -780,13 +925,14 @@ cdef class SearchTree:
                 f"legal ({legal.shape[0]}, {legal.shape[1]}), terminal {terminal.shape[0]}, to_play {to_play.shape[0]}")
         cdef Py_ssize_t i, a, b, node, row, base, count, bad = -1
         cdef int err = OK
-        cdef double total, p, x
+        cdef double total, x
         cdef int32_t* index
         cdef float* prior
         cdef const float* pr
         cdef const uint8_t* lg
         cdef float v
         cdef bint exact = outcome is not None
+        cdef bint ok
         with nogil:
             # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
             for i in range(m):
@@ -804,14 +950,17 @@ cdef class SearchTree:
                 lg = &legal[i, 0]
                 count = 0
                 total = 0.0
+                ok = True
+                # Branch-free: the legal pattern is random (Go), and a bad row is the rare case.
+                # `0 <= x <= FLT_MAX` is isfinite(x) and x >= 0 (NaN fails both comparisons); adding
+                # 0.0 for an illegal action leaves the sum (>= +0.0) exactly as skipping it would.
                 for a in range(A):
                     x = pr[a]
-                    if not (isfinite(x) and x >= 0):
-                        err, bad = ERR_PRIOR, i
-                        break
-                    if lg[a]:
-                        count += 1
-                        total += x
+                    ok = ok & (x >= 0) & (x <= FLT_MAX)
+                    count += lg[a] != 0
+                    total += x if lg[a] else 0.0
+                if not ok:
+                    err, bad = ERR_PRIOR, i
                 if err == OK and count == 0:
                     err, bad = ERR_NO_LEGAL, i
                 if err != OK:
@@ -836,21 +985,10 @@ cdef class SearchTree:
                         for a in range(A):
                             index[a] = ILLEGAL_
                     else:
-                        pr = &priors[i, 0]
-                        lg = &legal[i, 0]
-                        total = self._leaf_total[i]
-                        count = self._leaf_count[i]
                         memset(self._c_visits + row, 0, A * sizeof(int32_t))
                         memset(self._c_value_sum + row, 0, A * sizeof(double))
-                        for a in range(A):
-                            if lg[a]:
-                                index[a] = UNEXPANDED_
-                                # All prior mass on illegal actions: fall back to uniform over the legal ones.
-                                p = pr[a] / total if total > 0.0 else 1.0 / count
-                                prior[a] = <float>p
-                            else:
-                                index[a] = ILLEGAL_
-                                prior[a] = 0.0
+                        azero_store_priors(A, &priors[i, 0], &legal[i, 0], self._leaf_total[i],
+                                           self._leaf_count[i], index, prior)
                         self._n_state[base + node] = NODE_EXPANDED_
                         if node == ROOT_:
                             self._prepare_root(b)

