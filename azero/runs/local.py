@@ -14,6 +14,7 @@ so no position is lost or duplicated.
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -177,6 +178,7 @@ class LocalRun:
             f"({params:,} params), {cfg.search.algorithm} {cfg.search.simulations} sims, "
             f"{cfg.run.workers} worker(s) x {cfg.selfplay.games_in_parallel} games, evaluator {self.mode} on {self.device}"
             + (f", resumed from {self.resumed_from.name}" if self.resumed_from else ""))
+        restore = self._stop_on_signals()
         try:
             while self.trainer.step < cfg.train.steps and not self._stop.is_set():
                 if deadline is not None and time.perf_counter() > deadline:
@@ -192,9 +194,37 @@ class LocalRun:
             path = self.trainer.save(self.run_dir.checkpoints)
             self.logger.message(f"checkpoint {path}")
         finally:
+            restore()
             self.close()
         return {"step": self.trainer.step, "games": self.games_total,
                 "positions": self.buffer.stats().positions_total, "last_train": self._last_train}
+
+    def stop(self) -> None:
+        """Finish the current round, save a checkpoint and return from run() (thread-safe)."""
+        self._stop.set()
+
+    def _stop_on_signals(self):
+        """SIGTERM / SIGINT stop the run after the current round, with a checkpoint, instead of
+        losing the steps since the last periodic one; a second signal interrupts at once.
+        Returns the function that restores the previous handlers (main thread only)."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {}
+
+        def handler(signum, frame):
+            if self._stop.is_set():
+                raise KeyboardInterrupt
+            self.logger.message(f"{signal.Signals(signum).name}: stopping after this round with a checkpoint "
+                                f"(send it again to stop at once)")
+            self._stop.set()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, handler)
+
+        def restore():
+            for sig, h in previous.items():
+                signal.signal(sig, h)
+        return restore
 
     def close(self) -> None:
         if self.server is not None:

@@ -136,6 +136,27 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
     assert latest_checkpoint(run / "checkpoints").stem.endswith(f"{step_at_kill + 30:09d}")
 
 
+def test_sigterm_stops_with_a_checkpoint_of_the_last_step(tmp_path):
+    run = tmp_path / "run"
+    args = ["selfplay", "--game", "tictactoe", "--run-dir", str(run), "train.steps=100000",
+            "train.checkpoint_every=100000", *TINY]
+    proc = subprocess.Popen(AZERO + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        progress = run / "logs" / "progress.log"
+        deadline = time.time() + 300
+        while time.time() < deadline and not (progress.exists() and "loss " in progress.read_text()):
+            time.sleep(0.2)  # until the trainer has taken steps (no periodic checkpoint: every 100000)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, out
+    assert "SIGTERM: stopping after this round with a checkpoint" in out
+    ckpt = latest_checkpoint(run / "checkpoints")
+    assert ckpt is not None and int(ckpt.stem.split("_")[1]) > 0, out
+
+
 def test_existing_run_dir_and_bad_keys_are_refused(tmp_path, trained_run):
     run, _ = trained_run
     r = azero(["selfplay", "--game", "tictactoe", "--run-dir", str(run)])
