@@ -138,7 +138,10 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     from azero.models import resolve_checkpoint
 
     game = game_from_name(game_name)
+    given = checkpoint
     checkpoint = resolve_checkpoint(game_name, checkpoint)
+    if given is None and checkpoint is not None:
+        print(f"azero analyze: no --checkpoint given; using the shipped network {checkpoint}", file=stderr, flush=True)
     if checkpoint is None:
         print("azero analyze: no network (no --checkpoint and none shipped for this game, or --checkpoint none); "
               "using a uniform evaluator (uniform priors, value 0), so the search sees only the game's "

@@ -27,7 +27,7 @@ LINES = [
 
 def run_lines(lines, **kw):
     out, err = io.StringIO(), io.StringIO()
-    run_analyze("connect4", checkpoint=kw.pop("checkpoint", None), simulations=kw.pop("simulations", 300),
+    run_analyze("connect4", checkpoint=kw.pop("checkpoint", "none"), simulations=kw.pop("simulations", 300),
                 stdin=io.StringIO("".join(line + "\n" for line in lines)), stdout=out, stderr=err, **kw)
     return out.getvalue().splitlines(), err.getvalue()
 
@@ -78,3 +78,14 @@ def test_cli_streams_stdin_to_stdout():
     lines = r.stdout.splitlines()
     assert len(lines) == 2
     assert json.loads(lines[0])["move"] == 1 and "column is full" in json.loads(lines[1])["error"]
+
+
+def test_default_is_the_shipped_network_when_there_is_one():
+    from azero.models import shipped_checkpoint
+
+    shipped = shipped_checkpoint("connect4")
+    if shipped is None:
+        pytest.skip("no connect-four network is shipped")
+    out, err = run_lines(["4453"], checkpoint=None, simulations=50)
+    assert f"shipped network {shipped}" in err and len(out) == 1
+    assert "error" not in json.loads(out[0])
