@@ -54,6 +54,7 @@ from pathlib import Path
 import torch
 import torch.nn as nn
 
+from azero.search.llm.model import attention_mask
 from azero.search.llm.tasks import BOS, CHARS, EOS, PAD, SPECIALS, VOCAB, VOCAB_SIZE
 
 VALUE_FORMAT = "azero-llm-value-1"
@@ -161,30 +162,13 @@ class HFCausalLM(nn.Module):
         """Same contract as TinyGPT.forward (task-vocabulary tokens and logits; k, v [L, B, H, T, D])."""
         from transformers import DynamicCache
 
-        B, T = tokens.shape
         dev = tokens.device
-        if positions is None:
-            if past is not None:
-                raise ValueError("forward: positions are required with a past cache")
-            positions = torch.arange(T, device=dev).expand(B, T)
-        if int(positions.max()) >= self.cfg.max_len:
-            raise ValueError(f"forward: position {int(positions.max())} exceeds max_len {self.cfg.max_len}")
-        causal = torch.ones(T, T, dtype=torch.bool, device=dev).tril()
-        if new_valid is not None:
-            eye = torch.eye(T, dtype=torch.bool, device=dev)
-            self_mask = (causal & new_valid[:, None, :]) | eye  # a padding query sees itself only
-        else:
-            self_mask = causal.expand(B, T, T)
+        positions, mask = attention_mask(tokens, positions, past, new_valid, self.cfg.max_len)
         if past is not None:
-            past_k, past_v, past_valid = past
-            if past_k.shape[1] != B or past_valid.shape != (B, past_k.shape[3]):
-                raise ValueError(f"forward: past of shape {tuple(past_k.shape)} / valid {tuple(past_valid.shape)} "
-                                 f"does not fit a batch of {B}")
-            mask = torch.cat([past_valid[:, None, :].expand(B, T, -1), self_mask], dim=2)
+            past_k, past_v, _ = past
             layers = [(past_k[i], past_v[i]) for i in range(past_k.shape[0])]
             P = past_k.shape[3]
         else:
-            mask = self_mask
             layers, P = None, 0
         cache = DynamicCache(layers) if layers is not None else DynamicCache()
         dtype = next(self.lm.parameters()).dtype

@@ -87,6 +87,39 @@ class _Block(nn.Module):
         return x, k, v
 
 
+def attention_mask(tokens: torch.Tensor, positions: torch.Tensor | None, past, new_valid: torch.Tensor | None,
+                   max_len: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(positions [B, T], visibility bool [B, T, P + T]) of a forward over `tokens` [B, T] after `past`.
+
+    Shared by TinyGPT and the transformers adapter (hf.py), which take the same arguments:
+    without `past` the plain causal mask (positions default to 0..T-1); with past =
+    (k [L, B, H, P, D], v, past_valid bool [B, P]) the new tokens also see the valid cached slots.
+    new_valid bool [B, T] marks each row's real new tokens; a padding query sees itself only,
+    which keeps its softmax finite.
+    """
+    B, T = tokens.shape
+    dev = tokens.device
+    if positions is None:
+        if past is not None:
+            raise ValueError("forward: positions are required with a past cache")
+        positions = torch.arange(T, device=dev).expand(B, T)
+    if int(positions.max()) >= max_len:
+        raise ValueError(f"forward: position {int(positions.max())} exceeds max_len {max_len}")
+    causal = torch.ones(T, T, dtype=torch.bool, device=dev).tril()
+    if new_valid is not None:
+        eye = torch.eye(T, dtype=torch.bool, device=dev)
+        self_mask = (causal & new_valid[:, None, :]) | eye  # [B, T, T]
+    else:
+        self_mask = causal.expand(B, T, T)
+    if past is None:
+        return positions, self_mask
+    past_k, _, past_valid = past
+    if past_k.shape[1] != B or past_valid.shape != (B, past_k.shape[3]):
+        raise ValueError(f"forward: past of shape {tuple(past_k.shape)} / valid {tuple(past_valid.shape)} "
+                         f"does not fit a batch of {B}")
+    return positions, torch.cat([past_valid[:, None, :].expand(B, T, -1), self_mask], dim=2)
+
+
 class TinyGPT(nn.Module):
     """Causal LM + value head; see the module docstring for the cache API."""
 
@@ -130,30 +163,8 @@ class TinyGPT(nn.Module):
         cached slots; `positions` long [B, T] is then required. new_valid bool [B, T] marks the
         real new tokens of each row (default all).
         """
-        B, T = tokens.shape
-        dev = tokens.device
-        if positions is None:
-            if past is not None:
-                raise ValueError("forward: positions are required with a past cache")
-            positions = torch.arange(T, device=dev).expand(B, T)
-        if int(positions.max()) >= self.cfg.max_len:
-            raise ValueError(f"forward: position {int(positions.max())} exceeds max_len {self.cfg.max_len}")
-        causal = torch.ones(T, T, dtype=torch.bool, device=dev).tril()
-        if new_valid is not None:
-            # A padding query attends to itself only (finite softmax); real queries see valid keys.
-            eye = torch.eye(T, dtype=torch.bool, device=dev)
-            self_mask = (causal & new_valid[:, None, :]) | eye  # [B, T, T]
-        else:
-            self_mask = causal.expand(B, T, T)
-        if past is not None:
-            past_k, past_v, past_valid = past
-            if past_k.shape[1] != B or past_valid.shape != (B, past_k.shape[3]):
-                raise ValueError(f"forward: past of shape {tuple(past_k.shape)} / valid {tuple(past_valid.shape)} "
-                                 f"does not fit a batch of {B}")
-            mask = torch.cat([past_valid[:, None, :].expand(B, T, -1), self_mask], dim=2)
-        else:
-            past_k = past_v = None
-            mask = self_mask
+        positions, mask = attention_mask(tokens, positions, past, new_valid, self.cfg.max_len)
+        past_k, past_v = (past[0], past[1]) if past is not None else (None, None)
         mask = mask[:, None]  # [B, 1, T, P + T], broadcast over heads
         x = self.tok(tokens) + self.pos(positions)
         ks, vs = [], []
