@@ -311,6 +311,18 @@ class ReplayBuffer:
 
     # ------------------------------------------------------------------ writing
 
+    def next_game_id(self) -> int:
+        """One more than the largest game id in the newest shard (0 when empty).
+
+        A writer that numbers its games consecutively continues from here after a crash: its
+        own counter is saved after each shard, so a kill between the two would otherwise hand
+        the ids of the last shard's games out a second time.
+        """
+        if not self._shards:
+            return 0
+        ids = self._shards[-1].data["game_id"]
+        return int(ids.max()) + 1 if len(ids) else 0
+
     def add(self, obs, pi, z, legal, *, game_id, move) -> Path:
         """Write n positions as one new shard and slide the window; returns the shard's path.
 

@@ -65,7 +65,8 @@ class LocalRun:
         self.state = run_dir.load_state()
         self.buffer = ReplayBuffer(run_dir.replay, self.spec, cfg=cfg.replay, samples_drawn=self.trainer.samples_seen)
         # Positions written after the last checkpoint stay in the buffer; the counters follow the buffer.
-        self.games_total = int(self.state.get("games_total", 0))
+        # state.json is saved after each shard: a kill in between leaves it behind the buffer.
+        self.games_total = max(int(self.state.get("games_total", 0)), self.buffer.next_game_id())
         self.stats = GameStats(**self.state.get("game_stats", {}))
 
         self.eval_net = PolicyValueNet(self.spec, cfg.model)

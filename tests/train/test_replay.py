@@ -322,3 +322,12 @@ def test_config_is_a_structured_config():
     assert cfg.max_samples_per_position == 8.0
     with pytest.raises(ValueError, match="min_window"):
         ReplayConfig(min_window=10, max_window=5)
+
+
+def test_next_game_id_follows_the_newest_shard_across_a_restart(tmp_path, spec, positions, rng):
+    buf = ReplayBuffer(tmp_path, spec, cfg=BIG)
+    assert buf.next_game_id() == 0
+    _fill(buf, positions, rng, games=3, n=7)
+    last = int(buf.window_data()["game_id"].max())
+    assert buf.next_game_id() == last + 1
+    assert ReplayBuffer(tmp_path, spec, cfg=BIG).next_game_id() == last + 1
