@@ -233,6 +233,17 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_hf_model_args(p) -> None:
+    """The options of `solve` and `compare` that pick a HuggingFace model and its value source."""
+    p.add_argument("--hf-model", metavar="PATH",
+                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
+                        "never downloaded")
+    p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
+    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
+                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
+                        "lacking a value head)")
+
+
 def add_llm_parser(subparsers) -> None:
     """Register `azero llm {train,solve,compare}` on the top-level subparsers."""
     from azero.search.llm.compare import METHODS, SEARCH_METHODS
@@ -275,13 +286,7 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--ckpt", help="checkpoint written by `azero llm train`")
     p.add_argument("--task", help="task (with --hf-model; default countdown or the value head's; "
                                   "checked against a --ckpt)")
-    p.add_argument("--hf-model", metavar="PATH",
-                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
-                        "never downloaded")
-    p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
-    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
-                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
-                        "lacking a value head)")
+    _add_hf_model_args(p)
 
     p.add_argument("--method", default="puct-token", choices=("greedy", "beam") + SEARCH_METHODS)
     p.add_argument("--sims", type=int, default=32, help="tree search: simulations per move (default 32)")
@@ -300,13 +305,7 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--task", help="task (checked against the checkpoint); the checkpoint defaults to "
                                   "runs/llm/<task>.safetensors (task countdown if not given)")
     p.add_argument("--ckpt", help="checkpoint written by `azero llm train` (overrides the default path)")
-    p.add_argument("--hf-model", metavar="PATH",
-                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
-                        "never downloaded")
-    p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
-    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
-                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
-                        "lacking a value head)")
+    _add_hf_model_args(p)
     p.add_argument("--budgets", type=_ints, default=(64, 128, 256, 512, 1024, 2048, 4096),
                    help="comma-separated generated-token budgets per problem (default 64,...,4096)")
     p.add_argument("--problems", type=int, default=100, help="test problems (default 100)")
