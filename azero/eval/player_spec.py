@@ -105,17 +105,23 @@ def _convert(text: str, key: str, value: str) -> Any:
         raise _spec_error(text, f"option {key}={value!r} is not a valid {kind.__name__}") from None
 
 
-def _parse_mcts(text: str, body: str) -> PlayerSpec:
-    ckpt, at, rest = body.rpartition("@")
-    if not at or not ckpt:
-        raise _spec_error(text, "an mcts player needs CKPT@SIMS, e.g. mcts:runs/go9x9@200")
-    sims_text, *options = rest.split(":")
+def _parse_sims(text: str, sims_text: str, hint: str = "") -> int:
+    """SIMS of a spec: a positive integer, else a spec error."""
     try:
         sims = int(sims_text)
     except ValueError:
         raise _spec_error(text, f"simulations {sims_text!r} is not an integer") from None
     if sims < 1:
-        raise _spec_error(text, f"simulations must be >= 1 (use raw:CKPT for the network alone), got {sims}")
+        raise _spec_error(text, f"simulations must be >= 1{hint}, got {sims}")
+    return sims
+
+
+def _parse_mcts(text: str, body: str) -> PlayerSpec:
+    ckpt, at, rest = body.rpartition("@")
+    if not at or not ckpt:
+        raise _spec_error(text, "an mcts player needs CKPT@SIMS, e.g. mcts:runs/go9x9@200")
+    sims_text, *options = rest.split(":")
+    sims = _parse_sims(text, sims_text, " (use raw:CKPT for the network alone)")
     search: dict[str, Any] = {}
     for opt in options:
         if opt in ALGORITHMS:
@@ -157,12 +163,7 @@ def _parse_openspiel_mcts(text: str, body: str) -> PlayerSpec:
     sims_text, *options = body.split(":")
     if not sims_text.strip():
         raise _spec_error(text, "an openspiel-mcts player needs SIMS, e.g. openspiel-mcts:1000")
-    try:
-        sims = int(sims_text)
-    except ValueError:
-        raise _spec_error(text, f"simulations {sims_text!r} is not an integer") from None
-    if sims < 1:
-        raise _spec_error(text, f"simulations must be >= 1, got {sims}")
+    sims = _parse_sims(text, sims_text)
     values: dict[str, Any] = {}
     for opt in options:
         key, eq, value = opt.partition("=")
