@@ -43,6 +43,8 @@ def _extensions():
         )
     return cythonize(
         exts,
+        # games/leaf_api.pxd is cimported as `leaf_api` by the games and the search core (see its docstring).
+        include_path=["games"],
         language_level=3,
         compiler_directives={"boundscheck": DEBUG, "initializedcheck": DEBUG},
         annotate=DEBUG,

@@ -20,6 +20,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
+from leaf_api cimport LEAF_API_VERSION, LeafApi, leaf_api_capsule
+
 import operator
 
 import numpy as np
@@ -169,6 +171,67 @@ cdef const int64_t[::1] as_indices(object index, Py_ssize_t n):
     return idx
 
 
+# The leaf API (games/leaf_api.pxd): the search's per-step calls, shared with the Python methods
+# load_paths / query / encode below. ctx is &Connect4States._s (a C4State**): apply_paths swaps the
+# array behind that field, the field itself stays put.
+
+cdef Py_ssize_t c4_load_paths(void* dst, const void* src, const int64_t* games, const int32_t* paths,
+                              Py_ssize_t m, Py_ssize_t length, Py_ssize_t* bad_step) noexcept nogil:
+    cdef C4State* d = (<C4State**>dst)[0]
+    cdef const C4State* s = (<C4State**>src)[0]
+    cdef Py_ssize_t k, j
+    cdef int32_t a
+    for k in range(m):
+        d[k] = s[games[k]]
+        for j in range(length):
+            a = paths[k * length + j]
+            if a == NO_ACTION:
+                continue
+            if not is_legal(&d[k], a):
+                bad_step[0] = j
+                return k
+            play(&d[k], a)
+    return -1
+
+
+cdef void c4_query(const void* ctx, Py_ssize_t n, uint8_t* legal, uint8_t* terminal, int8_t* to_play,
+                   float* outcome) noexcept nogil:
+    cdef const C4State* s = (<C4State**>ctx)[0]
+    cdef Py_ssize_t b
+    cdef int c
+    cdef uint64_t free_top
+    for b in range(n):
+        free_top = 0
+        if s[b].status == ONGOING:
+            free_top = ~(s[b].stones[0] | s[b].stones[1]) & TOP_ROW
+        for c in range(WIDTH):
+            legal[b * WIDTH + c] = (free_top >> (c * STRIDE + HEIGHT - 1)) & 1
+        terminal[b] = s[b].status != ONGOING
+        to_play[b] = s[b].to_play
+        outcome[b] = outcome_of(&s[b])
+
+
+cdef void c4_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
+    """Rows [0, n) of encode(): 3 planes of HEIGHT x WIDTH per state, row 0 = the top row."""
+    cdef const C4State* s = (<C4State**>ctx)[0]
+    cdef Py_ssize_t b
+    cdef int r, c, bit
+    cdef uint64_t own, opp
+    cdef float colour
+    cdef float* planes  # the 3 * 42 floats of state b, plane-major then row-major
+    for b in range(n):
+        planes = out + b * (NUM_PLANES * HEIGHT * WIDTH)
+        own = s[b].stones[s[b].to_play]
+        opp = s[b].stones[1 - s[b].to_play]
+        colour = 1.0 if s[b].to_play == 0 else 0.0
+        for r in range(HEIGHT):
+            for c in range(WIDTH):
+                bit = c * STRIDE + (HEIGHT - 1 - r)
+                planes[r * WIDTH + c] = (own >> bit) & 1
+                planes[HEIGHT * WIDTH + r * WIDTH + c] = (opp >> bit) & 1
+                planes[2 * HEIGHT * WIDTH + r * WIDTH + c] = colour
+
+
 cdef class Connect4States:
     """A batch of connect-four positions (implements azero.games.base.States).
 
@@ -178,6 +241,7 @@ cdef class Connect4States:
     cdef C4State* _s        # [B] the positions
     cdef C4State* _scratch  # [B] spare buffer: apply_paths plays into it, then swaps
     cdef Py_ssize_t _n
+    cdef LeafApi _api       # handed out by _leaf_api(); ctx = &self._s
     cdef readonly object spec
 
     def __cinit__(self, Py_ssize_t batch, object spec):
@@ -190,6 +254,16 @@ cdef class Connect4States:
         self._scratch = <C4State*>calloc(batch if batch > 0 else 1, sizeof(C4State))
         if self._s == NULL or self._scratch == NULL:
             raise MemoryError(f"cannot allocate {batch} connect-four states")
+        self._api.version = LEAF_API_VERSION
+        self._api.engine = b"Connect4States"
+        self._api.ctx = &self._s
+        self._api.size = batch
+        self._api.num_actions = NUM_ACTIONS
+        self._api.obs_size = NUM_PLANES * HEIGHT * WIDTH
+        self._api.compatible = NULL
+        self._api.load_paths = c4_load_paths
+        self._api.query = c4_query
+        self._api.encode = c4_encode
 
     def __dealloc__(self):
         free(self._s)
@@ -200,6 +274,10 @@ cdef class Connect4States:
 
     def __repr__(self):
         return f"Connect4States(batch={self._n})"
+
+    def _leaf_api(self):
+        """PyCapsule of this batch's leaf API (games/leaf_api.pxd), for the search core."""
+        return leaf_api_capsule(&self._api, self)
 
     cdef Connect4States _empty(self, Py_ssize_t n):
         return Connect4States(n, self.spec)
@@ -231,20 +309,12 @@ cdef class Connect4States:
             raise ValueError(f"load_paths: {n} rows requested but this batch holds {self._n}")
         p_arr = check_paths(paths, n)
         cdef const int32_t[:, ::1] p = p_arr
-        cdef Py_ssize_t k, j, bad = -1, bad_step = 0
+        cdef Py_ssize_t bad = -1, bad_step = 0
+        if n == 0:
+            return
+        cdef const int32_t* pp = &p[0, 0] if p.shape[1] else NULL
         with nogil:
-            for k in range(n):
-                self._s[k] = src._s[idx[k]]
-                for j in range(p.shape[1]):
-                    if p[k, j] == NO_ACTION:
-                        continue
-                    if not is_legal(&self._s[k], p[k, j]):
-                        bad = k
-                        bad_step = j
-                        break
-                    play(&self._s[k], p[k, j])
-                if bad >= 0:
-                    break
+            bad = c4_load_paths(&self._s, &src._s, &idx[0], pp, n, p.shape[1], &bad_step)
         if bad >= 0:
             raise IllegalActionError(
                 f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
@@ -344,19 +414,10 @@ cdef class Connect4States:
         cdef uint8_t[::1] tm = terminal_u8
         cdef int8_t[::1] tp = to_play
         cdef float[::1] oc = outcome
-        cdef Py_ssize_t b
-        cdef int c
-        cdef uint64_t free_top
+        if n == 0:
+            return
         with nogil:
-            for b in range(n):
-                free_top = 0
-                if self._s[b].status == ONGOING:
-                    free_top = ~(self._s[b].stones[0] | self._s[b].stones[1]) & TOP_ROW
-                for c in range(WIDTH):
-                    lg[b, c] = (free_top >> (c * STRIDE + HEIGHT - 1)) & 1
-                tm[b] = self._s[b].status != ONGOING
-                tp[b] = self._s[b].to_play
-                oc[b] = outcome_of(&self._s[b])
+            c4_query(&self._s, n, &lg[0, 0], &tm[0], &tp[0], &oc[0])
 
     def legal_mask(self, out=None):
         out = check_out(out, (self._n, NUM_ACTIONS), np.bool_, "legal_mask")
@@ -416,23 +477,9 @@ cdef class Connect4States:
         """
         out = check_out(out, (self._n, NUM_PLANES, HEIGHT, WIDTH), np.float32, "encode")
         cdef float[:, :, :, ::1] o = out
-        cdef Py_ssize_t b
-        cdef int r, c, bit
-        cdef uint64_t own, opp
-        cdef float colour
-        cdef float* planes  # the 3 * 42 floats of state b, plane-major then row-major
-        with nogil:
-            for b in range(self._n):
-                planes = &o[b, 0, 0, 0]
-                own = self._s[b].stones[self._s[b].to_play]
-                opp = self._s[b].stones[1 - self._s[b].to_play]
-                colour = 1.0 if self._s[b].to_play == 0 else 0.0
-                for r in range(HEIGHT):
-                    for c in range(WIDTH):
-                        bit = c * STRIDE + (HEIGHT - 1 - r)
-                        planes[r * WIDTH + c] = (own >> bit) & 1
-                        planes[HEIGHT * WIDTH + r * WIDTH + c] = (opp >> bit) & 1
-                        planes[2 * HEIGHT * WIDTH + r * WIDTH + c] = colour
+        if self._n:
+            with nogil:
+                c4_encode(&self._s, self._n, &o[0, 0, 0, 0])
         return out
 
     def random_playout(self, seed, out=None):

@@ -82,6 +82,8 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, u
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
+from leaf_api cimport LEAF_API_VERSION, LeafApi, leaf_api_capsule
+
 import numpy as np
 
 cimport numpy as cnp
@@ -803,6 +805,70 @@ cdef void playout_row(SV* v, const Geo* g, uint64_t seed, Py_ssize_t b) noexcept
 
 
 # ---------------------------------------------------------------------------
+# The leaf API (games/leaf_api.pxd): the search's per-step calls, shared with
+# GoStates.load_paths / query / encode. ctx is a GoStates' LeafCtx field, which
+# points at the object's `buf` field: apply_paths swaps the buffer behind it.
+# ---------------------------------------------------------------------------
+
+ctypedef struct LeafCtx:
+    char** buf          # &GoStates.buf
+    const Geo* g
+
+
+cdef Py_ssize_t go_load_paths(void* dst, const void* src, const int64_t* games, const int32_t* paths,
+                              Py_ssize_t m, Py_ssize_t length, Py_ssize_t* bad_step) noexcept nogil:
+    cdef const Geo* g = (<const LeafCtx*>dst).g
+    cdef char* d = (<const LeafCtx*>dst).buf[0]
+    cdef const char* s = (<const LeafCtx*>src).buf[0]
+    cdef Py_ssize_t k, j
+    cdef int a
+    cdef SV v
+    for k in range(m):
+        copy_state(d + k * g.stride, s + games[k] * g.stride, g)
+        bind(&v, d + k * g.stride, g)
+        for j in range(length):
+            a = paths[k * length + j]
+            if a == NO_ACTION:
+                continue
+            if check_action(&v, g, a) != MOVE_OK:
+                bad_step[0] = j
+                return k
+            play_action(&v, g, a)
+    return -1
+
+
+cdef void go_query(const void* ctx, Py_ssize_t n, uint8_t* legal, uint8_t* terminal, int8_t* to_play,
+                   float* outcome) noexcept nogil:
+    cdef const Geo* g = (<const LeafCtx*>ctx).g
+    cdef char* buf = (<const LeafCtx*>ctx).buf[0]
+    cdef Py_ssize_t b
+    cdef SV v
+    for b in range(n):
+        bind(&v, buf + b * g.stride, g)
+        legal_row(&v, g, legal + b * (g.nn + 1))
+        terminal[b] = v.h.terminal
+        to_play[b] = v.h.num_moves & 1
+        outcome[b] = outcome_of(&v)
+
+
+cdef void go_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
+    cdef const Geo* g = (<const LeafCtx*>ctx).g
+    cdef char* buf = (<const LeafCtx*>ctx).buf[0]
+    cdef Py_ssize_t b
+    cdef SV v
+    for b in range(n):
+        bind(&v, buf + b * g.stride, g)
+        encode_row(&v, g, out + b * (NUM_PLANES * g.nn))
+
+
+cdef bint go_compatible(const void* a, const void* b) noexcept nogil:
+    # Same rule parameters give the same state layout (GoStates.load_paths / put check the same).
+    cdef const Geo* ga = (<const LeafCtx*>a).g
+    cdef const Geo* gb = (<const LeafCtx*>b).g
+    return ga.n == gb.n and ga.komi == gb.komi and ga.max_moves == gb.max_moves
+
+
+# ---------------------------------------------------------------------------
 # Python classes
 # ---------------------------------------------------------------------------
 
@@ -967,6 +1033,8 @@ cdef class GoStates:
     cdef char* buf          # [B * stride] the states
     cdef char* spare        # [B * stride] apply_paths plays here, then swaps (NULL until needed)
     cdef Py_ssize_t B
+    cdef LeafCtx _leaf_ctx  # ctx of the leaf API: &buf and the geometry
+    cdef LeafApi _api       # handed out by _leaf_api()
     cdef readonly object spec
 
     def __cinit__(self, Geometry geo, Py_ssize_t batch, bint init=True):
@@ -982,6 +1050,18 @@ cdef class GoStates:
         self.buf = <char*>malloc(batch * self.g.stride + 1)
         if self.buf == NULL:
             raise MemoryError()
+        self._leaf_ctx.buf = &self.buf
+        self._leaf_ctx.g = self.g
+        self._api.version = LEAF_API_VERSION
+        self._api.engine = b"GoStates"
+        self._api.ctx = &self._leaf_ctx
+        self._api.size = batch
+        self._api.num_actions = self.g.nn + 1
+        self._api.obs_size = NUM_PLANES * self.g.nn
+        self._api.compatible = go_compatible
+        self._api.load_paths = go_load_paths
+        self._api.query = go_query
+        self._api.encode = go_encode
         if init:
             with nogil:
                 for b in range(batch):
@@ -996,6 +1076,10 @@ cdef class GoStates:
 
     def __repr__(self):
         return f"GoStates({self.spec.name}, batch={self.B})"
+
+    def _leaf_api(self):
+        """PyCapsule of this batch's leaf API (games/leaf_api.pxd), for the search core."""
+        return leaf_api_capsule(&self._api, self)
 
     def __reduce__(self):
         # For moving batches between processes (Ray) built from the same source; the
@@ -1028,7 +1112,7 @@ cdef class GoStates:
         On an illegal move IllegalActionError names the row and path step, and the
         first len(index) rows are left unspecified (this is a scratch batch).
         """
-        cdef Py_ssize_t k, j, n = 0, L, bad = -1, bad_j = 0
+        cdef Py_ssize_t k, n = 0, L, bad = -1, bad_j = 0
         cdef const int64_t* idx = <const int64_t*>fast_buffer(index, cnp.NPY_INT64, 1, False)
         cdef const int32_t* pv
         if idx != NULL:
@@ -1043,7 +1127,7 @@ cdef class GoStates:
             n = len(index)
         if n > self.B:
             raise ValueError(f"load_paths: {n} rows requested but this batch holds {self.B}")
-        if src.g.n != self.g.n or src.g.komi != self.g.komi or src.g.max_moves != self.g.max_moves:
+        if not go_compatible(&src._leaf_ctx, &self._leaf_ctx):
             raise ValueError(f"load_paths: source states are {src.spec.name} with params {src.spec.params}, "
                              f"destination is {self.spec.name} with params {self.spec.params}")
         pv = <const int32_t*>fast_buffer(paths, cnp.NPY_INT32, 2, False)
@@ -1051,34 +1135,22 @@ cdef class GoStates:
             paths = check_paths(paths, n)
             pv = <const int32_t*>cnp.PyArray_DATA(<cnp.ndarray>paths)
         L = dim(paths, 1)
-        cdef int code = MOVE_OK, a
+        cdef int code, a
         cdef SV v
-        cdef const Geo* g = self.g
         with nogil:
-            for k in range(n):
-                copy_state(self.buf + k * g.stride, src.buf + idx[k] * g.stride, g)
-                bind(&v, self.buf + k * g.stride, g)
-                for j in range(L):
-                    a = pv[k * L + j]
-                    if a == NO_ACTION:
-                        continue
-                    code = check_action(&v, g, a)
-                    if code != MOVE_OK:
-                        bad = k
-                        bad_j = j
-                        break
-                    play_action(&v, g, a)
-                if bad >= 0:
-                    break
+            bad = go_load_paths(&self._leaf_ctx, &src._leaf_ctx, idx, pv, n, L, &bad_j)
         if bad >= 0:
+            # Row `bad` holds the position the illegal move was tried in: ask it why.
             a = pv[bad * L + bad_j]
+            bind(&v, self.buf + bad * self.g.stride, self.g)
+            code = check_action(&v, self.g, a)
             self._raise_illegal(bad, a, code, f", path step {bad_j}")
 
     def put(self, index, GoStates src):
         """Overwrite self[index[k]] = src[k] for every k (later duplicates win)."""
         cdef const int64_t[::1] idx = check_index(index, self.B)
         cdef Py_ssize_t k, n = idx.shape[0], stride = self.g.stride
-        if src.g.n != self.g.n or src.g.komi != self.g.komi or src.g.max_moves != self.g.max_moves:
+        if not go_compatible(&src._leaf_ctx, &self._leaf_ctx):
             raise ValueError(f"put: source states are {src.spec.name} with params {src.spec.params}, "
                              f"destination is {self.spec.name} with params {self.spec.params}")
         if src.B != n:
@@ -1285,16 +1357,8 @@ cdef class GoStates:
             tpv = to_play
             ocv = outcome
             lg, tm, tp, oc = &lgv[0, 0], &tmv[0], &tpv[0], &ocv[0]
-        cdef Py_ssize_t b
-        cdef SV v
-        cdef const Geo* g = self.g
         with nogil:
-            for b in range(n):
-                bind(&v, self.buf + b * g.stride, g)
-                legal_row(&v, g, lg + b * (g.nn + 1))
-                tm[b] = v.h.terminal
-                tp[b] = v.h.num_moves & 1
-                oc[b] = outcome_of(&v)
+            go_query(&self._leaf_ctx, n, lg, tm, tp, oc)
 
     def score(self, out=None):
         """float32 [B]: Tromp-Taylor black area - white area - komi of the position as it stands."""
@@ -1315,12 +1379,8 @@ cdef class GoStates:
         if self.B == 0:
             return out
         cdef float[:, :, :, ::1] o = out
-        cdef Py_ssize_t b
-        cdef SV v
         with nogil:
-            for b in range(self.B):
-                bind(&v, self.buf + b * self.g.stride, self.g)
-                encode_row(&v, self.g, &o[b, 0, 0, 0])
+            go_encode(&self._leaf_ctx, self.B, &o[0, 0, 0, 0])
         return out
 
     def random_playout(self, seed, out=None):

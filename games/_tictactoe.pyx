@@ -17,6 +17,8 @@ from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
+from leaf_api cimport LEAF_API_VERSION, LeafApi, leaf_api_capsule
+
 import operator
 
 import numpy as np
@@ -150,6 +152,63 @@ cdef const int64_t[::1] as_indices(object index, Py_ssize_t n):
     return idx
 
 
+# The leaf API (games/leaf_api.pxd): the search's per-step calls, shared with the Python methods
+# load_paths / query / encode below. ctx is &TicTacToeStates._s (a TTTState**): apply_paths swaps the
+# array behind that field, the field itself stays put.
+
+cdef Py_ssize_t ttt_load_paths(void* dst, const void* src, const int64_t* games, const int32_t* paths,
+                               Py_ssize_t m, Py_ssize_t length, Py_ssize_t* bad_step) noexcept nogil:
+    cdef TTTState* d = (<TTTState**>dst)[0]
+    cdef const TTTState* s = (<TTTState**>src)[0]
+    cdef Py_ssize_t k, j
+    cdef int32_t a
+    for k in range(m):
+        d[k] = s[games[k]]
+        for j in range(length):
+            a = paths[k * length + j]
+            if a == NO_ACTION:
+                continue
+            if not is_legal(&d[k], a):
+                bad_step[0] = j
+                return k
+            play(&d[k], a)
+    return -1
+
+
+cdef void ttt_query(const void* ctx, Py_ssize_t n, uint8_t* legal, uint8_t* terminal, int8_t* to_play,
+                    float* outcome) noexcept nogil:
+    cdef const TTTState* s = (<TTTState**>ctx)[0]
+    cdef Py_ssize_t b
+    cdef int i
+    cdef uint16_t bits
+    for b in range(n):
+        bits = legal_cells(&s[b])
+        for i in range(NUM_CELLS):
+            legal[b * NUM_CELLS + i] = (bits >> i) & 1
+        terminal[b] = s[b].status != ONGOING
+        to_play[b] = s[b].to_play
+        outcome[b] = outcome_of(&s[b])
+
+
+cdef void ttt_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
+    """Rows [0, n) of encode(): 3 planes of 3 x 3 per state."""
+    cdef const TTTState* s = (<TTTState**>ctx)[0]
+    cdef Py_ssize_t b
+    cdef int i
+    cdef uint16_t own, opp
+    cdef float colour
+    cdef float* planes  # the 3 * 9 floats of state b; cell i = r * 3 + c is also its offset
+    for b in range(n):
+        planes = out + b * (NUM_PLANES * NUM_CELLS)
+        own = s[b].stones[s[b].to_play]
+        opp = s[b].stones[1 - s[b].to_play]
+        colour = 1.0 if s[b].to_play == 0 else 0.0
+        for i in range(NUM_CELLS):
+            planes[i] = (own >> i) & 1
+            planes[NUM_CELLS + i] = (opp >> i) & 1
+            planes[2 * NUM_CELLS + i] = colour
+
+
 cdef class TicTacToeStates:
     """A batch of tic-tac-toe positions (implements azero.games.base.States).
 
@@ -159,6 +218,7 @@ cdef class TicTacToeStates:
     cdef TTTState* _s        # [B] the positions
     cdef TTTState* _scratch  # [B] spare buffer: apply_paths plays into it, then swaps
     cdef Py_ssize_t _n
+    cdef LeafApi _api        # handed out by _leaf_api(); ctx = &self._s
     cdef readonly object spec
 
     def __cinit__(self, Py_ssize_t batch, object spec):
@@ -171,6 +231,16 @@ cdef class TicTacToeStates:
         self._scratch = <TTTState*>calloc(batch if batch > 0 else 1, sizeof(TTTState))
         if self._s == NULL or self._scratch == NULL:
             raise MemoryError(f"cannot allocate {batch} tic-tac-toe states")
+        self._api.version = LEAF_API_VERSION
+        self._api.engine = b"TicTacToeStates"
+        self._api.ctx = &self._s
+        self._api.size = batch
+        self._api.num_actions = NUM_CELLS
+        self._api.obs_size = NUM_PLANES * NUM_CELLS
+        self._api.compatible = NULL
+        self._api.load_paths = ttt_load_paths
+        self._api.query = ttt_query
+        self._api.encode = ttt_encode
 
     def __dealloc__(self):
         free(self._s)
@@ -181,6 +251,10 @@ cdef class TicTacToeStates:
 
     def __repr__(self):
         return f"TicTacToeStates(batch={self._n})"
+
+    def _leaf_api(self):
+        """PyCapsule of this batch's leaf API (games/leaf_api.pxd), for the search core."""
+        return leaf_api_capsule(&self._api, self)
 
     cdef TicTacToeStates _empty(self, Py_ssize_t n):
         return TicTacToeStates(n, self.spec)
@@ -212,20 +286,12 @@ cdef class TicTacToeStates:
             raise ValueError(f"load_paths: {n} rows requested but this batch holds {self._n}")
         p_arr = check_paths(paths, n)
         cdef const int32_t[:, ::1] p = p_arr
-        cdef Py_ssize_t k, j, bad = -1, bad_step = 0
+        cdef Py_ssize_t bad = -1, bad_step = 0
+        if n == 0:
+            return
+        cdef const int32_t* pp = &p[0, 0] if p.shape[1] else NULL
         with nogil:
-            for k in range(n):
-                self._s[k] = src._s[idx[k]]
-                for j in range(p.shape[1]):
-                    if p[k, j] == NO_ACTION:
-                        continue
-                    if not is_legal(&self._s[k], p[k, j]):
-                        bad = k
-                        bad_step = j
-                        break
-                    play(&self._s[k], p[k, j])
-                if bad >= 0:
-                    break
+            bad = ttt_load_paths(&self._s, &src._s, &idx[0], pp, n, p.shape[1], &bad_step)
         if bad >= 0:
             raise IllegalActionError(
                 f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
@@ -325,17 +391,10 @@ cdef class TicTacToeStates:
         cdef uint8_t[::1] tm = terminal_u8
         cdef int8_t[::1] tp = to_play
         cdef float[::1] oc = outcome
-        cdef Py_ssize_t b
-        cdef int i
-        cdef uint16_t bits
+        if n == 0:
+            return
         with nogil:
-            for b in range(n):
-                bits = legal_cells(&self._s[b])
-                for i in range(NUM_CELLS):
-                    lg[b, i] = (bits >> i) & 1
-                tm[b] = self._s[b].status != ONGOING
-                tp[b] = self._s[b].to_play
-                oc[b] = outcome_of(&self._s[b])
+            ttt_query(&self._s, n, &lg[0, 0], &tm[0], &tp[0], &oc[0])
 
     def legal_mask(self, out=None):
         out = check_out(out, (self._n, NUM_CELLS), np.bool_, "legal_mask")
@@ -390,21 +449,9 @@ cdef class TicTacToeStates:
         """float32 [B, 3, 3, 3]: own marks, opponent marks, all ones iff player 0 (X) to move."""
         out = check_out(out, (self._n, NUM_PLANES, SIZE, SIZE), np.float32, "encode")
         cdef float[:, :, :, ::1] o = out
-        cdef Py_ssize_t b
-        cdef int i
-        cdef uint16_t own, opp
-        cdef float colour
-        cdef float* planes  # the 3 * 9 floats of state b; cell i = r * 3 + c is also its offset
-        with nogil:
-            for b in range(self._n):
-                planes = &o[b, 0, 0, 0]
-                own = self._s[b].stones[self._s[b].to_play]
-                opp = self._s[b].stones[1 - self._s[b].to_play]
-                colour = 1.0 if self._s[b].to_play == 0 else 0.0
-                for i in range(NUM_CELLS):
-                    planes[i] = (own >> i) & 1
-                    planes[NUM_CELLS + i] = (opp >> i) & 1
-                    planes[2 * NUM_CELLS + i] = colour
+        if self._n:
+            with nogil:
+                ttt_encode(&self._s, self._n, &o[0, 0, 0, 0])
         return out
 
     def random_playout(self, seed, out=None):

@@ -21,13 +21,18 @@ selection rule maximises directly. Going up one edge the value is negated
 exactly when the two nodes have different players to move (games where a
 player moves twice in a row need no special case).
 
-One batch step (driven from search/mcts.py, crossing into Python once):
+One batch step (driven from search/mcts.py):
   select()            up to K descents per game; writes the action path of every
                       new leaf (NO_ACTION-padded, [M, L]) and its game index.
                       Known terminal nodes are backed up on the spot (exact value).
   <game layer + evaluator on the M leaves>
   expand_and_backup() validates the evaluator output, stores priors over the
                       legal actions and backs the values up to the root.
+For native games the driver crosses into the tree once per step instead: bind_leaves()
+binds the game's leaf API (games/leaf_api.pxd), the roots and the step buffers once per
+search, and each leaf_step() runs expand_and_backup of the previous step's evaluations,
+select() and the game work on the new leaves in one `with nogil` block, so only the
+evaluator call holds the GIL.
 
 Virtual loss (K > 1 leaves per game and step): a descent increments
 node_in_flight on every node it reaches; selection then sees each pending
@@ -58,10 +63,16 @@ and evaluator output is validated for the whole step before any of it is used.
 
 from libc.math cimport exp, log, sqrt, isfinite, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from libc.float cimport FLT_MAX
 
+from leaf_api cimport LeafApi, leaf_api_of
+
 import numpy as np
+
+cimport numpy as cnp
+
+cnp.import_array()
 
 # Sentinels (C enum for nogil code; the same values are exported as Python ints below).
 cdef enum:
@@ -83,6 +94,7 @@ cdef enum:
     ERR_VALUE = 4
     ERR_NO_LEGAL = 5
     ERR_NO_CHOICE = 6
+    ERR_ILLEGAL_PATH = 7
 
 # Logit of a legal action with prior 0 (log 0 = -inf would make g + logit + sigma a NaN-prone -inf).
 cdef double LOW_LOGIT = -1e9
@@ -142,6 +154,69 @@ cdef int8_t* _i8(object arr):
 cdef uint8_t* _u8(object arr):
     cdef uint8_t[::1] mv = arr.reshape(-1)
     return &mv[0]
+
+
+cdef char* _array_data(object arr, int typenum, bint writeable):
+    """Data pointer of `arr` when it is exactly an ndarray of native-order dtype `typenum` (NPY_BOOL:
+    bool or uint8), C-contiguous and aligned (and writeable if asked); else NULL. Shapes are the
+    caller's to check. A few C checks: leaf_step runs them on every evaluator output."""
+    if not cnp.PyArray_CheckExact(arr):
+        return NULL
+    cdef cnp.ndarray a = <cnp.ndarray>arr
+    cdef int t = cnp.PyArray_TYPE(a)
+    if ((t != typenum and not (typenum == cnp.NPY_BOOL and t == cnp.NPY_UINT8))
+            or not cnp.PyArray_IS_C_CONTIGUOUS(a) or not cnp.PyArray_ISALIGNED(a) or not cnp.PyArray_ISNOTSWAPPED(a)
+            or (writeable and not cnp.PyArray_ISWRITEABLE(a))):
+        return NULL
+    return <char*>cnp.PyArray_DATA(a)
+
+
+cdef const float* _float32_rows(object arr, Py_ssize_t rows, Py_ssize_t width):
+    """_array_data of a read-only float32 array of shape exactly [rows] (width 0) or [rows, width]; else NULL."""
+    cdef char* p = _array_data(arr, cnp.NPY_FLOAT32, False)
+    if p == NULL:
+        return NULL
+    cdef cnp.ndarray a = <cnp.ndarray>arr
+    if width == 0:
+        return <const float*>p if cnp.PyArray_NDIM(a) == 1 and cnp.PyArray_DIMS(a)[0] == rows else NULL
+    if cnp.PyArray_NDIM(a) == 2 and cnp.PyArray_DIMS(a)[0] == rows and cnp.PyArray_DIMS(a)[1] == width:
+        return <const float*>p
+    return NULL
+
+
+cdef char* _step_buffer(object arr, str name, int typenum, int ndim, Py_ssize_t rows, Py_ssize_t width) except NULL:
+    """bind_leaves' check of one step buffer: a writeable C-contiguous array of at least `rows` rows, each
+    of `width` elements: shape [>= rows] (ndim 1), [>= rows, width] (ndim 2) or [>= rows, ...] whose
+    trailing dimensions hold `width` elements (ndim 0)."""
+    cdef char* p = _array_data(arr, typenum, True)
+    cdef bint ok = p != NULL
+    if ok:
+        shape = arr.shape
+        if ndim == 0:
+            ok = len(shape) >= 2 and shape[0] >= rows and int(np.prod(shape[1:])) == width
+        else:
+            ok = len(shape) == ndim and shape[0] >= rows and (ndim == 1 or shape[1] == width)
+    if not ok:
+        dtype = "bool or uint8" if typenum == cnp.NPY_BOOL else np.dtype(cnp.PyArray_TypeObjectFromType(typenum)).name
+        want = {0: f"[>= {rows}, ...] with {width} elements per row", 1: f"[>= {rows}]",
+                2: f"[>= {rows}, {width}]"}[ndim]
+        got = f"{arr.dtype} {arr.shape}" if isinstance(arr, np.ndarray) else type(arr).__name__
+        raise ValueError(f"bind_leaves: {name} must be a writeable C-contiguous {dtype} array of shape {want}, "
+                         f"got {got}")
+    return p
+
+
+cdef LeafApi* _leaf_api_of(object states, str what) except NULL:
+    get = getattr(states, "_leaf_api", None)
+    if get is None:
+        raise TypeError(f"bind_leaves: the {what} ({type(states).__name__}) export no leaf API; "
+                        f"drive such a game with select / expand_and_backup")
+    return leaf_api_of(get())
+
+
+cdef str _spec_text(object states):
+    spec = getattr(states, "spec", None)
+    return f"{spec.name} {spec.params}" if spec is not None else type(states).__name__
 
 
 # Two hot loops in C, where their shape is easier to state than in Cython. Both do exactly the
@@ -354,6 +429,18 @@ cdef class SearchTree:
     cdef object _path_len_arr, _leaf_total_arr, _leaf_count_arr, _scratch_q_arr, _scratch_n_arr, _remap_arr  # numpy owners of the above
     cdef readonly long long collisions      # descents that met a node already being evaluated
     cdef readonly long long terminal_visits # simulations that ended in an already-known terminal node
+
+    # ---- the fused step: what bind_leaves bound, for leaf_step ---------------------------------
+    cdef object _bound                      # tuple of the bound objects, kept alive while bound; None if unbound
+    cdef const LeafApi* _api                # the leaf batch's game functions (games/leaf_api.pxd)
+    cdef void* _leaves_ctx
+    cdef const void* _roots_ctx
+    cdef uint8_t* _b_legal                  # [>= B*K, A] the game's legal masks of the step's leaves
+    cdef uint8_t* _b_query                  # [>= B*K, A] the evaluator's mask when some leaf is terminal
+    cdef uint8_t* _b_terminal               # [>= B*K]
+    cdef int8_t* _b_to_play                 # [>= B*K]
+    cdef float* _b_outcome                  # [>= B*K]
+    cdef float* _b_obs                      # [>= B*K, obs_size], NULL: the evaluator takes no observations
 
 
     def __init__(self, Py_ssize_t batch, Py_ssize_t capacity, Py_ssize_t num_actions, Py_ssize_t max_depth, *,
@@ -859,6 +946,44 @@ cdef class SearchTree:
                 self._n_in_flight[base + node] += 1
         return OK
 
+    cdef int _select_all(self, Py_ssize_t* m_out, Py_ssize_t* length_out, Py_ssize_t* bad_game) noexcept nogil:
+        """select() without the GIL: on success M and L (the leaves are pending); on an error code the
+        step's leaves are already dropped and *bad_game names the game."""
+        cdef Py_ssize_t b, i, j, length = 0, m = 0
+        cdef int err = OK
+        cdef int32_t* src
+        for b in range(self.batch):
+            err = self._select_game(b, &m)
+            if err != OK:
+                # The failing descent was reverted; drop the leaves this step had already allocated.
+                bad_game[0] = b
+                self._pending_leaves = m
+                self._abort()
+                return err
+        for i in range(m):
+            if self._path_len[i] > length:
+                length = self._path_len[i]
+        # Pack the rows from stride D to stride L in place; row i moves to an address <= its own,
+        # and never past its own unread tail, so ascending order is safe.
+        for i in range(m):
+            src = self._paths + i * self.max_depth
+            for j in range(length):
+                self._paths[i * length + j] = src[j] if j < self._path_len[i] else NO_ACTION_
+        self._pending_leaves = m
+        m_out[0] = m
+        length_out[0] = length
+        return OK
+
+    cdef _raise_select_error(self, int err, Py_ssize_t b):
+        if err == ERR_CAPACITY:
+            raise TreeCapacityError(
+                f"search tree of game {b} is full ({self.capacity} nodes): raise SearchConfig.max_nodes "
+                f"(a search of n simulations needs n + 1 nodes, plus any reused subtree)")
+        if err == ERR_NO_CHOICE:
+            raise RuntimeError(f"select: no selectable action in game {b} (non-finite statistics?)")
+        raise ValueError(f"select: a path in game {b} is longer than max_depth={self.max_depth}; "
+                         f"the game's max_moves must bound the depth of its tree")
+
     def select(self):
         """Run up to K descents in every game still short of its target; return (M, L).
 
@@ -869,38 +994,103 @@ cdef class SearchTree:
         """
         if self._pending_leaves:
             raise RuntimeError("select: the previous step's leaves were not expanded yet")
-        cdef Py_ssize_t b, i, j, length = 0, m = 0
-        cdef int err = OK
-        cdef int32_t* src
+        cdef Py_ssize_t m = 0, length = 0, bad_game = 0
+        cdef int err
         with nogil:
-            for b in range(self.batch):
-                err = self._select_game(b, &m)
-                if err != OK:
-                    break
-            if err == OK:
-                for i in range(m):
-                    if self._path_len[i] > length:
-                        length = self._path_len[i]
-                # Pack the rows from stride D to stride L in place; row i moves to an address <= its own,
-                # and never past its own unread tail, so ascending order is safe.
-                for i in range(m):
-                    src = self._paths + i * self.max_depth
-                    for j in range(length):
-                        self._paths[i * length + j] = src[j] if j < self._path_len[i] else NO_ACTION_
+            err = self._select_all(&m, &length, &bad_game)
         if err != OK:
-            # The failing descent was reverted; drop the leaves this step had already allocated.
-            self._pending_leaves = m
-            self.abort_step()
-            if err == ERR_CAPACITY:
-                raise TreeCapacityError(
-                    f"search tree of game {b} is full ({self.capacity} nodes): raise SearchConfig.max_nodes "
-                    f"(a search of n simulations needs n + 1 nodes, plus any reused subtree)")
-            if err == ERR_NO_CHOICE:
-                raise RuntimeError(f"select: no selectable action in game {b} (non-finite statistics?)")
-            raise ValueError(f"select: a path in game {b} is longer than max_depth={self.max_depth}; "
-                             f"the game's max_moves must bound the depth of its tree")
-        self._pending_leaves = m
+            self._raise_select_error(err, bad_game)
         return m, length
+
+    cdef int _expand(self, Py_ssize_t m, const float* priors, const float* values, const uint8_t* legal,
+                     const uint8_t* terminal, const int8_t* to_play, const float* outcome,
+                     Py_ssize_t* bad_out) noexcept nogil:
+        """expand_and_backup without the GIL, on rows of A entries (priors, legal) and M entries (the rest;
+        outcome may be NULL). Everything is validated before anything is written: an error code (and the
+        leaf in *bad_out) leaves the tree and the pending leaves untouched."""
+        cdef Py_ssize_t A = self.num_actions
+        cdef Py_ssize_t i, a, b, node, row, base, count, bad = -1
+        cdef int err = OK
+        cdef double total, x
+        cdef int32_t* index
+        cdef float* prior
+        cdef const float* pr
+        cdef const uint8_t* lg
+        cdef float v
+        cdef bint exact = outcome != NULL
+        cdef bint ok
+        # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
+        for i in range(m):
+            if terminal[i] and exact:
+                if not isfinite(outcome[i]):
+                    err, bad = ERR_VALUE, i
+                    break
+                continue
+            if not isfinite(values[i]):
+                err, bad = ERR_VALUE, i
+                break
+            if terminal[i]:
+                continue
+            pr = priors + i * A
+            lg = legal + i * A
+            count = 0
+            total = 0.0
+            ok = True
+            # Branch-free: the legal pattern is random (Go), and a bad row is the rare case.
+            # `0 <= x <= FLT_MAX` is isfinite(x) and x >= 0 (NaN fails both comparisons); adding
+            # 0.0 for an illegal action leaves the sum (>= +0.0) exactly as skipping it would.
+            for a in range(A):
+                x = pr[a]
+                ok = ok & (x >= 0) & (x <= FLT_MAX)
+                count += lg[a] != 0
+                total += x if lg[a] else 0.0
+            if not ok:
+                err, bad = ERR_PRIOR, i
+            if err == OK and count == 0:
+                err, bad = ERR_NO_LEGAL, i
+            if err != OK:
+                break
+            self._leaf_total[i] = total
+            self._leaf_count[i] = count
+        if err != OK:
+            bad_out[0] = bad
+            return err
+        for i in range(m):
+            b = self._leaf_game[i]
+            node = self._leaf_node[i]
+            base = b * self.capacity
+            row = (base + node) * A
+            index = self._c_index + row
+            prior = self._c_prior + row
+            v = values[i]
+            if terminal[i] and exact:
+                v = outcome[i] if to_play[i] == 0 else -outcome[i]
+            self._n_to_play[base + node] = to_play[i]
+            self._n_raw_value[base + node] = v
+            if terminal[i]:
+                # A terminal leaf's priors and legal row are never read (the fused step relies on it).
+                self._n_state[base + node] = NODE_TERMINAL_
+                for a in range(A):
+                    index[a] = ILLEGAL_
+            else:
+                memset(self._c_visits + row, 0, A * sizeof(int32_t))
+                memset(self._c_value_sum + row, 0, A * sizeof(double))
+                azero_store_priors(A, priors + i * A, legal + i * A, self._leaf_total[i],
+                                   self._leaf_count[i], index, prior)
+                self._n_state[base + node] = NODE_EXPANDED_
+                if node == ROOT_:
+                    self._prepare_root(b)
+            if node != ROOT_:
+                self._sims_done[b] += 1
+            self._backup(b, node, v)
+        self._pending_leaves = 0
+        return OK
+
+    cdef _raise_expand_error(self, int err, Py_ssize_t bad, double value, str after):
+        what = {ERR_VALUE: f"value {value!r} is not finite",
+                ERR_PRIOR: "priors contain NaN, infinite or negative entries",
+                ERR_NO_LEGAL: "the game reports no legal action in a non-terminal position"}[err]
+        raise EvaluatorOutputError(f"leaf {bad} of this step (game {self.leaf_game[bad]}): {what}; {after}")
 
     def expand_and_backup(self, Py_ssize_t m, const float[:, ::1] priors, const float[::1] values,
                           const uint8_t[:, ::1] legal, const uint8_t[::1] terminal, const int8_t[::1] to_play,
@@ -923,88 +1113,18 @@ cdef class SearchTree:
                 f"expand_and_backup: expected priors [{m}, {A}], values [{m}], legal [{m}, {A}], terminal [{m}], "
                 f"to_play [{m}]; got priors ({priors.shape[0]}, {priors.shape[1]}), values {values.shape[0]}, "
                 f"legal ({legal.shape[0]}, {legal.shape[1]}), terminal {terminal.shape[0]}, to_play {to_play.shape[0]}")
-        cdef Py_ssize_t i, a, b, node, row, base, count, bad = -1
-        cdef int err = OK
-        cdef double total, x
-        cdef int32_t* index
-        cdef float* prior
-        cdef const float* pr
-        cdef const uint8_t* lg
-        cdef float v
-        cdef bint exact = outcome is not None
-        cdef bint ok
+        if m == 0:
+            return
+        cdef const float* oc = &outcome[0] if outcome is not None else NULL
+        cdef Py_ssize_t bad = -1
+        cdef int err
         with nogil:
-            # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
-            for i in range(m):
-                if terminal[i] and exact:
-                    if not isfinite(outcome[i]):
-                        err, bad = ERR_VALUE, i
-                        break
-                    continue
-                if not isfinite(values[i]):
-                    err, bad = ERR_VALUE, i
-                    break
-                if terminal[i]:
-                    continue
-                pr = &priors[i, 0]
-                lg = &legal[i, 0]
-                count = 0
-                total = 0.0
-                ok = True
-                # Branch-free: the legal pattern is random (Go), and a bad row is the rare case.
-                # `0 <= x <= FLT_MAX` is isfinite(x) and x >= 0 (NaN fails both comparisons); adding
-                # 0.0 for an illegal action leaves the sum (>= +0.0) exactly as skipping it would.
-                for a in range(A):
-                    x = pr[a]
-                    ok = ok & (x >= 0) & (x <= FLT_MAX)
-                    count += lg[a] != 0
-                    total += x if lg[a] else 0.0
-                if not ok:
-                    err, bad = ERR_PRIOR, i
-                if err == OK and count == 0:
-                    err, bad = ERR_NO_LEGAL, i
-                if err != OK:
-                    break
-                self._leaf_total[i] = total
-                self._leaf_count[i] = count
-            if err == OK:
-                for i in range(m):
-                    b = self._leaf_game[i]
-                    node = self._leaf_node[i]
-                    base = b * self.capacity
-                    row = (base + node) * A
-                    index = self._c_index + row
-                    prior = self._c_prior + row
-                    v = values[i]
-                    if terminal[i] and exact:
-                        v = outcome[i] if to_play[i] == 0 else -outcome[i]
-                    self._n_to_play[base + node] = to_play[i]
-                    self._n_raw_value[base + node] = v
-                    if terminal[i]:
-                        self._n_state[base + node] = NODE_TERMINAL_
-                        for a in range(A):
-                            index[a] = ILLEGAL_
-                    else:
-                        memset(self._c_visits + row, 0, A * sizeof(int32_t))
-                        memset(self._c_value_sum + row, 0, A * sizeof(double))
-                        azero_store_priors(A, &priors[i, 0], &legal[i, 0], self._leaf_total[i],
-                                           self._leaf_count[i], index, prior)
-                        self._n_state[base + node] = NODE_EXPANDED_
-                        if node == ROOT_:
-                            self._prepare_root(b)
-                    if node != ROOT_:
-                        self._sims_done[b] += 1
-                    self._backup(b, node, v)
+            err = self._expand(m, &priors[0, 0], &values[0], &legal[0, 0], &terminal[0], &to_play[0], oc, &bad)
         if err != OK:
-            what = {ERR_VALUE: f"value {outcome[bad] if exact and terminal[bad] else values[bad]!r} is not finite",
-                    ERR_PRIOR: "priors contain NaN, infinite or negative entries",
-                    ERR_NO_LEGAL: "the game reports no legal action in a non-terminal position"}[err]
-            raise EvaluatorOutputError(f"leaf {bad} of this step (game {self.leaf_game[bad]}): {what}; "
-                                       f"nothing was written, call abort_step() or reset() before searching on")
-        self._pending_leaves = 0
+            self._raise_expand_error(err, bad, oc[bad] if oc != NULL and terminal[bad] else values[bad],
+                                     "nothing was written, call abort_step() or reset() before searching on")
 
-    def abort_step(self):
-        """Forget the leaves of the last select() (after an evaluator error): the tree is as before it."""
+    cdef void _abort(self) noexcept nogil:
         cdef Py_ssize_t i, b, node, base
         for i in range(self._pending_leaves):
             b, node = self._leaf_game[i], self._leaf_node[i]
@@ -1019,6 +1139,164 @@ cdef class SearchTree:
             if node != ROOT_ and self._num_nodes[b] == node + 1:
                 self._num_nodes[b] = node
         self._pending_leaves = 0
+
+    def abort_step(self):
+        """Forget the leaves of the last select() (after an evaluator error): the tree is as before it."""
+        self._abort()
+
+    # ------------------------------------------------------------------ the fused batch step
+    def bind_leaves(self, leaves, roots, legal, terminal, to_play, outcome, query, obs=None):
+        """Bind leaf_step to a game's leaf batch, the roots and the step buffers (once per search).
+
+        leaves: a native States (one with _leaf_api(), see games/leaf_api.pxd) of at least B*K
+            positions, used as scratch: step leaves are built in its leading rows;
+        roots: States of the same game and rules, B positions (roots[b] is game b's root);
+        legal, query: bool or uint8 [>= B*K, A]; terminal: bool or uint8 [>= B*K]; to_play: int8
+            [>= B*K]; outcome: float32 [>= B*K]: the game's answers for each leaf (query: the
+            evaluator's mask, see leaf_step);
+        obs: float32 [>= B*K, C, H, W] for the leaves' observations, or None to skip encoding.
+        Buffers must be C-contiguous and writeable. Everything is checked here, once; the tree then
+        keeps references to all of it (so its raw pointers stay valid) until unbind_leaves().
+        """
+        if self._pending_leaves:
+            raise RuntimeError("bind_leaves: a batch step is in progress")
+        cdef Py_ssize_t A = self.num_actions, slots = self.batch * self.leaves_per_game
+        cdef LeafApi* api = _leaf_api_of(leaves, "leaves")
+        cdef LeafApi* roots_api = _leaf_api_of(roots, "roots")
+        if leaves is roots:
+            raise ValueError("bind_leaves: the leaves and the roots must be different batches (leaves are scratch)")
+        if roots_api.load_paths != api.load_paths:
+            raise TypeError(f"bind_leaves: the leaves are {api.engine.decode()} but the roots are "
+                            f"{roots_api.engine.decode()}: both must be batches of the same game")
+        if api.compatible != NULL and not api.compatible(api.ctx, roots_api.ctx):
+            raise ValueError(f"bind_leaves: the leaves and the roots are {api.engine.decode()} with different rules "
+                             f"({_spec_text(leaves)} vs {_spec_text(roots)})")
+        if api.num_actions != A:
+            raise ValueError(f"bind_leaves: the game has {api.num_actions} actions but the tree {A}")
+        if roots_api.size != self.batch:
+            raise ValueError(f"bind_leaves: expected {self.batch} roots (one per game), got {roots_api.size}")
+        if api.size < slots:
+            raise ValueError(f"bind_leaves: the leaf batch holds {api.size} positions, a step needs up to {slots}")
+        cdef uint8_t* lg = <uint8_t*>_step_buffer(legal, "legal", cnp.NPY_BOOL, 2, slots, A)
+        cdef uint8_t* qr = <uint8_t*>_step_buffer(query, "query", cnp.NPY_BOOL, 2, slots, A)
+        cdef uint8_t* tm = <uint8_t*>_step_buffer(terminal, "terminal", cnp.NPY_BOOL, 1, slots, 0)
+        cdef int8_t* tp = <int8_t*>_step_buffer(to_play, "to_play", cnp.NPY_INT8, 1, slots, 0)
+        cdef float* oc = <float*>_step_buffer(outcome, "outcome", cnp.NPY_FLOAT32, 1, slots, 0)
+        cdef float* ob = NULL
+        if obs is not None:
+            ob = <float*>_step_buffer(obs, "obs", cnp.NPY_FLOAT32, 0, slots, api.obs_size)
+        if lg == qr:
+            raise ValueError("bind_leaves: legal and query must be different buffers")
+        self._bound = (leaves, roots, legal, terminal, to_play, outcome, query, obs)
+        self._api = api
+        self._leaves_ctx, self._roots_ctx = api.ctx, roots_api.ctx
+        self._b_legal, self._b_query, self._b_terminal, self._b_to_play = lg, qr, tm, tp
+        self._b_outcome, self._b_obs = oc, ob
+
+    def unbind_leaves(self):
+        """Drop the references bind_leaves took (leaf_step needs a new bind_leaves after this)."""
+        self._bound = None
+        self._api = NULL
+        self._leaves_ctx = self._roots_ctx = NULL
+        self._b_legal = self._b_query = self._b_terminal = NULL
+        self._b_to_play = NULL
+        self._b_outcome = self._b_obs = NULL
+
+    def leaf_step(self, priors=None, values=None, bint select=True):
+        """One batch step over the bound leaf batch (bind_leaves), the GIL released once for all of it.
+
+        First the M pending leaves, if any, are expanded and backed up with priors float32 [M, A] and
+        values float32 [M] (the evaluator's output for the previous call's leaves, as expand_and_backup;
+        terminal leaves back up their exact outcome). Then, if `select` and some game is short of its
+        target: select(), the game replays the leaves' paths from the roots into the leaf batch and
+        writes legal / terminal / to_play / outcome (and obs) rows [0, M'), and the evaluator's mask is
+        prepared: when some leaf is terminal, `query` rows [0, M') are `legal` with every action of a
+        terminal leaf marked (an evaluator needs a legal action per row; the tree reads neither the
+        priors nor the legal row of a terminal leaf).
+
+        Returns (running, M', n_terminal): running is whether a select ran (False: every game reached
+        its target, or select was False); the M' new leaves are pending until the next leaf_step or
+        abort_step; n_terminal of them are terminal, and the evaluator's mask is query[:M'] if
+        n_terminal else legal[:M']. M' == 0 while running: every descent ended in a known terminal
+        node; call again.
+
+        Errors leave the tree as before the failed step (no abort_step needed): bad priors or values
+        raise EvaluatorOutputError or ValueError and drop the pending leaves; a full tree raises
+        TreeCapacityError, an illegal path the game's IllegalActionError (after the evaluations given
+        were backed up: that step had succeeded).
+        """
+        if self._bound is None:
+            raise RuntimeError("leaf_step: no leaf batch is bound (bind_leaves first)")
+        cdef Py_ssize_t m = self._pending_leaves, A = self.num_actions
+        cdef const float* pr = NULL
+        cdef const float* vl = NULL
+        if m:
+            if priors is None or values is None:
+                raise ValueError(f"leaf_step: {m} leaves are pending: pass their priors and values")
+            pr = _float32_rows(priors, m, A)
+            vl = _float32_rows(values, m, 0)
+            if pr == NULL or vl == NULL:
+                # Anything but exact float32 arrays of the right shape: the evaluator protocol's own check
+                # names the problem (or makes contiguous copies).
+                from azero.search.evaluators import check_output
+                try:
+                    priors, values = check_output(priors, values, m, A)
+                except BaseException:
+                    self._abort()
+                    raise
+                pr = _float32_rows(priors, m, A)
+                vl = _float32_rows(values, m, 0)
+                if pr == NULL or vl == NULL:
+                    self._abort()
+                    raise ValueError("leaf_step: priors and values must be aligned native-order float32 arrays")
+        elif priors is not None or values is not None:
+            raise ValueError("leaf_step: no leaves are pending, so there is nothing to back up")
+        cdef const LeafApi* api = self._api
+        cdef uint8_t* legal = self._b_legal
+        cdef uint8_t* query = self._b_query
+        cdef const uint8_t* terminal = self._b_terminal
+        cdef int err = OK
+        cdef bint expanding = True, running = False
+        cdef Py_ssize_t bad = -1, bad_step = 0, length = 0, n_terminal = 0, i
+        with nogil:
+            if m:
+                err = self._expand(m, pr, vl, legal, terminal, self._b_to_play, self._b_outcome, &bad)
+                if err != OK:
+                    self._abort()
+            m = 0
+            if err == OK and select and self._searching():
+                running = True
+                expanding = False
+                err = self._select_all(&m, &length, &bad)
+                if err == OK:
+                    bad = api.load_paths(self._leaves_ctx, self._roots_ctx, self._leaf_game, self._paths, m, length,
+                                         &bad_step)
+                    if bad >= 0:
+                        err = ERR_ILLEGAL_PATH
+                        self._abort()
+                if err == OK:
+                    api.query(self._leaves_ctx, m, legal, self._b_terminal, self._b_to_play, self._b_outcome)
+                    if self._b_obs != NULL:
+                        api.encode(self._leaves_ctx, m, self._b_obs)
+                    for i in range(m):
+                        n_terminal += terminal[i]
+                    if n_terminal:
+                        memcpy(query, legal, m * A)
+                        for i in range(m):
+                            if terminal[i]:
+                                memset(query + i * A, 1, A)
+        if err == OK:
+            return running, m, n_terminal
+        if expanding:
+            self._raise_expand_error(err, bad, self._b_outcome[bad] if terminal[bad] else vl[bad],
+                                     "the step was rolled back")
+        if err == ERR_ILLEGAL_PATH:
+            # Let the game's own method find the move again and explain it.
+            leaves, roots = self._bound[0], self._bound[1]
+            leaves.load_paths(roots, self.leaf_game[:m], self.paths[:m * length].reshape(m, length))
+            raise RuntimeError(f"leaf_step: the leaf API rejected the path of leaf {bad} (step {bad_step}), "
+                               f"but {type(leaves).__name__}.load_paths accepts it")
+        self._raise_select_error(err, bad)
 
     # ------------------------------------------------------------------ search lifecycle
     def reset(self, index=None):
@@ -1072,13 +1350,16 @@ cdef class SearchTree:
             if self._n_state[b * self.capacity + ROOT_] == NODE_EXPANDED_:
                 self._prepare_root(b)
 
-    def searching(self):
-        """Whether some game has not reached its simulation target yet (called once per batch step)."""
+    cdef bint _searching(self) noexcept nogil:
         cdef Py_ssize_t b
         for b in range(self.batch):
             if self._sims_done[b] < self._sims_target[b]:
                 return True
         return False
+
+    def searching(self):
+        """Whether some game has not reached its simulation target yet (called once per batch step)."""
+        return self._searching()
 
     def advance(self, actions):
         """Re-root every game b on the child reached by actions[b], keeping that subtree (tree reuse).

@@ -1,13 +1,19 @@
 """Batched MCTS driver: B games searched in lockstep around the Cython tree (azero.search._mcts).
 
-One batch step crosses Python once:
+One batch step crosses Python once, in tree.leaf_step (native games):
 
-    tree.select()                      up to K leaves per game; action paths [M, L]
-    roots.take(games).apply_paths()    the game layer replays the paths from the roots
-    legal_mask / terminal / to_play / encode   into preallocated buffers
-    evaluator.evaluate(obs, legal)     one call for all M leaves (a terminal leaf's evaluation
-                                       is ignored: its exact outcome is backed up instead)
-    tree.expand_and_backup(...)
+    evaluator.evaluate(obs, legal)     the one Python call: all M leaves of the step (a terminal
+                                       leaf's evaluation is ignored: its exact outcome is backed up)
+    tree.leaf_step(priors, values)     with the GIL released once: expand_and_backup of those
+                                       leaves, then select() up to K new leaves per game, and the
+                                       game's leaf API (games/leaf_api.pxd) replays their action
+                                       paths from the roots into a preallocated batch and writes
+                                       legal / terminal / to_play / outcome / observations into
+                                       preallocated buffers
+
+Games without the leaf API (the OpenSpiel adapter, Python test games) and evaluators that
+need the leaf positions take the same steps as separate calls: tree.select(), the game
+layer's load_paths or take + apply_paths and queries, evaluate, tree.expand_and_backup().
 
 Values are from the view of the player to move (see azero.games.base); a
 terminal leaf's value is value_for_player_to_move(outcome, to_play) and the
@@ -70,6 +76,8 @@ class MCTS:
         self._needs_obs = bool(getattr(evaluator, "needs_observations", True))
         self._leaves = None
         self._native_query = False
+        self._fused_steps = True
+        """Drive native games through tree.leaf_step (tests switch it off to compare with the separate calls)."""
 
         # Step buffers for up to B * K leaves, allocated once; steps use their leading rows.
         slots = batch_size * config.leaves_per_game
@@ -84,6 +92,7 @@ class MCTS:
         self._priors = np.zeros((slots, num_actions), np.float32)
         self._values = np.zeros(slots, np.float32)
         self._views: dict[tuple[int, int], tuple] = {}
+        self._fused_views: dict[int, tuple] = {}
         self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "reuse_dropped": 0}
         """Counters since construction: batch steps, leaves, evaluator rows, reused trees dropped for room."""
 
@@ -243,8 +252,61 @@ class MCTS:
                 values[live] = v
         tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
 
+    def _steps_fused(self, full: States, roots: States, *, single: bool = False) -> None:
+        """Batch steps until every game reached its target (one step if `single`) through tree.leaf_step.
+
+        Each call backs up the previous step's evaluations and builds, queries and encodes the next
+        step's leaves in `full`, in one crossing with the GIL released once: two threads driving two
+        searches then contend for the GIL only around the evaluator call and this loop.
+        """
+        tree = self.tree
+        step = tree.leaf_step
+        evaluate = self.evaluator.evaluate
+        views = self._fused_views
+        tree.bind_leaves(full, roots, self._legal, self._terminal, self._to_play, self._outcome, self._query,
+                         self._obs if self._needs_obs else None)
+        steps = leaves = evaluated = 0
+        try:
+            running, m, n_terminal = step(None, None, True)
+            while running:
+                steps += 1
+                if not m:  # every descent ended in a known terminal node, already backed up
+                    if single:
+                        break
+                    running, m, n_terminal = step(None, None, True)
+                    continue
+                view = views.get(m)
+                if view is None:
+                    view = self._fused_view(m)
+                obs, legal, query = view
+                out = evaluate(obs, query if n_terminal else legal)
+                if not isinstance(out, tuple) or len(out) != 2:
+                    raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
+                running, next_m, next_terminal = step(out[0], out[1], not single)
+                leaves += m
+                evaluated += m - n_terminal  # placeholders are not evaluations
+                m, n_terminal = next_m, next_terminal
+        except BaseException:
+            tree.abort_step()  # the tree stays exactly as before this step (a no-op if leaf_step rolled back)
+            raise
+        finally:
+            tree.unbind_leaves()
+            stats = self.stats
+            stats["steps"] += steps
+            stats["leaves"] += leaves
+            stats["evaluated"] += evaluated
+
+    def _fused_view(self, m: int) -> tuple:
+        """(obs, legal, query) views of the first m rows, cached: a search's steps nearly always have the same m."""
+        if len(self._fused_views) > 1024:
+            self._fused_views.clear()
+        view = self._fused_views[m] = (self._obs[:m] if self._needs_obs else None, self._legal[:m], self._query[:m])
+        return view
+
     def _steps_in_place(self, full: States, roots: States, *, single: bool = False) -> None:
-        """Batch steps until every game reached its target (one step if `single`): the common case.
+        """Batch steps until every game reached its target (one step if `single`), for games whose
+        States have load_paths: through _steps_fused when they also export the leaf API, else here,
+        as separate calls.
 
         Leaves are built in the preallocated batch and evaluated there, no copies. This loop is the
         only Python a step runs (a few calls, ~15 ns per simulation per microsecond at B = 64), so
@@ -256,6 +318,9 @@ class MCTS:
         evaluation and backs up the exact outcome. The few wasted evaluator rows cost less
         than the split.
         """
+        if self._fused_steps and hasattr(full, "_leaf_api"):
+            self._steps_fused(full, roots, single=single)
+            return
         tree = self.tree
         select, expand, searching = tree.select, tree.expand_and_backup, tree.searching
         evaluate = self.evaluator.evaluate

@@ -52,10 +52,12 @@ def negative_prior(p, v):
     (lambda p, v: (p.tolist(), v), ValueError, "numpy arrays"),
     (lambda p, v: p, ValueError, "tuple"),
 ])
-def test_bad_evaluator_output(connect4, corrupt, error, match):
+@pytest.mark.parametrize("fused", [True, False], ids=["leaf_step", "separate_calls"])
+def test_bad_evaluator_output(connect4, corrupt, error, match, fused):
     config = SearchConfig(simulations=40, leaves_per_game=2, dirichlet_weight=0.0)
     roots = connect4.new_states(3)
     search = MCTS(connect4.spec, Broken(connect4, corrupt), config, batch_size=3)
+    search._fused_steps = fused
     with pytest.raises(error, match=match):
         search.run(roots)
     # The failed step was rolled back: the trees are consistent, and finishing the interrupted search
