@@ -72,8 +72,8 @@ def _content_hash(tensors: dict[str, torch.Tensor]) -> str:
 
 
 def save_checkpoint(directory: str | os.PathLike, *, step: int, tensors: dict[str, torch.Tensor],
-                    metadata: dict[str, Any]) -> Path:
-    """Atomically write <directory>/ckpt_<step>.safetensors; metadata must be JSON-serialisable."""
+                    metadata: dict[str, Any], filename: str | None = None) -> Path:
+    """Atomically write <directory>/ckpt_<step>.safetensors (or `filename`); metadata must be JSON-serialisable."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     # safetensors refuses tensors that share storage or live off the CPU; copies sidestep both
@@ -83,7 +83,8 @@ def save_checkpoint(directory: str | os.PathLike, *, step: int, tensors: dict[st
             raise ValueError(f"save_checkpoint: metadata key {reserved!r} is reserved")
     doc = dict(metadata, format=FORMAT, step=int(step), sha256=_content_hash(cpu))
     blob = safetensors.torch.save(cpu, metadata={_META_KEY: json.dumps(doc)})
-    return write_atomic(directory / CHECKPOINT_NAME.format(step=step), lambda f: f.write(blob))
+    name = filename if filename is not None else CHECKPOINT_NAME.format(step=step)
+    return write_atomic(directory / name, lambda f: f.write(blob))
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:

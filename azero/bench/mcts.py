@@ -5,7 +5,8 @@ against azero's own pure-Python twin, in one run, with ratios.
       in lockstep vs MCTSBot with the same evaluator written in C++, vs the twin;
   (b) one random rollout per leaf: azero vs MCTSBot + RandomRolloutEvaluator(1);
   (c) thread scaling: one MCTS object of B games per thread, 1 thread vs 2
-      threads running at once (weak scaling: total simulations/s of the process).
+      threads running at once (weak scaling: total simulations/s of the process),
+      in alternating windows; the ratio is the median over the rounds.
 
 Every figure is simulations per second on one core unless it says threads.
 Each side plays real games move after move (restarting finished ones), so the
@@ -46,21 +47,17 @@ def _azero_cfg(simulations: int, seed: int) -> SearchConfig:
     return SearchConfig(simulations=simulations, dirichlet_weight=0.0, seed=seed)
 
 
-def azero_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, seed: int = 0,
-               ready: threading.Barrier | None = None) -> Rate:
+def azero_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, seed: int = 0) -> Rate:
     """Search B positions per move, play the chosen moves, repeat for `seconds` (steady state).
 
     One untimed search first: it touches the tree's memory for the first time (tens of MB,
     page faults at ~6 ms/MB on these VMs), a one-off cost a long search or self-play run never
-    pays again, as the peer's allocator reuses its tree memory after its first move. `ready`
-    (threads): wait there after the warm-up so all timed windows overlap.
+    pays again, as the peer's allocator reuses its tree memory after its first move.
     """
     search = MCTS(game.spec, evaluator, _azero_cfg(simulations, seed), batch_size=batch)
     states = game.new_states(batch)
     result = search.run(states)
     states.apply(search.choose_actions(result, temperature=1.0))
-    if ready is not None:
-        ready.wait()
     sims = 0
     spent = 0.0
     while spent < seconds:
@@ -94,23 +91,69 @@ def twin_rate(game, evaluator, *, batch: int, simulations: int, seconds: float, 
     return Rate(sims, spent)
 
 
-def threaded_rate(game, make_evaluator, *, batch: int, threads: int, simulations: int, seconds: float) -> Rate:
-    """Total sims/s of `threads` MCTS objects, each with `batch` games, run concurrently."""
-    per = batch
-    results: list[Rate] = [None] * threads  # type: ignore[list-item]
-    ready = threading.Barrier(threads)
+class _Lane:
+    """One thread's searcher and games for the scaling figure: built and warmed up once (see
+    azero_rate on the first search's page faults), then timed in several windows."""
+
+    def __init__(self, game, evaluator, *, batch: int, simulations: int, seed: int):
+        self.search = MCTS(game.spec, evaluator, _azero_cfg(simulations, seed), batch_size=batch)
+        self.states = game.new_states(batch)
+        self._move()
+
+    def _move(self) -> tuple[int, float]:
+        """Search every game, play the sampled moves (restarting finished games); (sims, search seconds)."""
+        t0 = time.perf_counter()
+        result = self.search.run(self.states)
+        spent = time.perf_counter() - t0
+        self.states.apply(self.search.choose_actions(result, temperature=1.0))
+        done = np.flatnonzero(self.states.terminal())
+        if done.size:
+            self.states.reset(done)
+        return int(result.simulations.sum()), spent
+
+    def play(self, seconds: float) -> Rate:
+        sims, spent = 0, 0.0
+        while spent < seconds:
+            n, dt = self._move()
+            sims += n
+            spent += dt
+        return Rate(sims, spent)
+
+
+def _window(lanes: list[_Lane], seconds: float) -> Rate:
+    """Total sims/s of `lanes` searching at once, one thread each, for about `seconds`."""
+    results: list[Rate] = [None] * len(lanes)  # type: ignore[list-item]
+    ready = threading.Barrier(len(lanes))
 
     def work(i):
-        results[i] = azero_rate(game, make_evaluator(i), batch=per, simulations=simulations,
-                                seconds=seconds, seed=i, ready=ready)
+        ready.wait()
+        results[i] = lanes[i].play(seconds)
 
-    ts = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(len(lanes))]
     for t in ts:
         t.start()
     for t in ts:
         t.join()
-    # The windows start together (after every thread's warm-up) and run about `seconds` each.
+    # The windows start together and run about `seconds` each.
     return Rate(sum(r.sims for r in results), max(r.seconds for r in results))
+
+
+def thread_scaling(game, make_evaluator, *, batch: int, threads: int, simulations: int, seconds: float,
+                   rounds: int = 4) -> tuple[Rate, Rate, float]:
+    """(1-thread rate, `threads`-thread rate, median ratio) over `rounds` alternating windows.
+
+    These VMs' speed drifts by tens of percent over seconds, so one long window of each kind
+    would compare two different machines; alternating short windows and taking the median of
+    the per-round ratios compares like with like.
+    """
+    lanes = [_Lane(game, make_evaluator(i), batch=batch, simulations=simulations, seed=i) for i in range(threads)]
+    one, many, ratios = Rate(0, 0.0), Rate(0, 0.0), []
+    for _ in range(rounds):
+        a = _window(lanes[:1], seconds / rounds)
+        b = _window(lanes, seconds / rounds)
+        one, many = Rate(one.sims + a.sims, one.seconds + a.seconds), Rate(many.sims + b.sims, many.seconds + b.seconds)
+        ratios.append(b.per_s / a.per_s)
+    return one, many, float(np.median(ratios))
 
 
 def openspiel_rate(peer, name: str, *, simulations: int, seconds: float, evaluator: int) -> Rate:
@@ -150,12 +193,11 @@ def run_mcts_bench(games: list[str], *, batch: int = 64, simulations: int = 800,
         res["rollout_vs_openspiel"] = row(name, "(b) 1 random rollout", a, "OpenSpiel C++", p)
         # Per-thread batches are larger than in (a): each batch step then spends more of its
         # time in GIL-free native code, which is what lets threads run side by side.
-        one = threaded_rate(game, lambda i: UniformEvaluator(), batch=thread_batch, threads=1,
-                            simulations=simulations, seconds=seconds)
-        many = threaded_rate(game, lambda i: UniformEvaluator(), batch=thread_batch, threads=threads,
-                             simulations=simulations, seconds=seconds)
-        res["thread_scaling"] = row(name, f"(c) {threads}x{thread_batch} games", many,
-                                    f"1x{thread_batch} games", one)
+        one, many, median = thread_scaling(game, lambda i: UniformEvaluator(), batch=thread_batch, threads=threads,
+                                           simulations=simulations, seconds=2 * seconds)
+        row(name, f"(c) {threads}x{thread_batch} games", many, f"1x{thread_batch} games", one)
+        log(f"{'':<9} {'(c) median of rounds':<22} {'':>13} {'':<18} {'':>12} {median:7.2f}x")
+        res["thread_scaling"] = median
         out[name] = res
     log("ratio = azero / peer. Goals: (a),(b) >= 2x OpenSpiel per core; (c) >= 1.8x from 1 to 2 threads.")
     return out

@@ -19,36 +19,10 @@ import sys
 from pathlib import Path
 from typing import IO, Sequence
 
+from azero.runs.clock import at_step, run_clock
+
 _CKPT = re.compile(r"^ckpt_(\d+)\.safetensors$")
 CURVE_FORMAT = "azero-c4-curve-1"
-
-
-def run_clock(metrics_path: Path) -> list[tuple[int, float, int]]:
-    """(step, elapsed seconds, positions) per metrics record, with the clock continued across resumes."""
-    rows, offset, last = [], 0.0, 0.0
-    if not metrics_path.is_file():
-        return rows
-    for line in metrics_path.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if "step" not in rec or "time" not in rec:
-            continue
-        t = float(rec["time"])
-        if t < last:  # the logger restarted its clock: a resumed run
-            offset += last
-        last = t
-        rows.append((int(rec["step"]), offset + t, int(rec.get("positions", 0))))
-    return rows
-
-
-def at_step(clock: list[tuple[int, float, int]], step: int) -> tuple[float | None, int | None]:
-    """(seconds, positions) of the first record at or after `step` (None if the log stops before)."""
-    for s, t, n in clock:
-        if s >= step:
-            return t, n
-    return None, None
 
 
 def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:

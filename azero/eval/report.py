@@ -126,7 +126,10 @@ def positions_at(metrics: Sequence[dict], step: int) -> float | None:
 
 
 def plot_elo_progress(table: EloTable, pins: dict[str, str], metrics: Sequence[dict], path: Path) -> bool:
-    """Elo against training step and self-play positions; False when no player maps to a step."""
+    """Elo against training step, self-play positions and wall-clock hours (the run's clock, continued
+    across resumes); False when no player maps to a step. Axes without data are left out."""
+    from azero.runs.clock import at_step, clock_from_records
+
     points: dict[str, list[tuple[int, float, float, float]]] = {}
     references = []
     for r in table.rows:
@@ -139,14 +142,24 @@ def plot_elo_progress(table: EloTable, pins: dict[str, str], metrics: Sequence[d
             points.setdefault(player_kind(r.name), []).append((step, r.rating, r.low, r.high))
     if not points:
         return False
+    clock = clock_from_records(metrics)
+
+    def hours_at(step: int) -> float | None:
+        seconds = at_step(clock, step)[0]
+        return None if seconds is None else seconds / 3600
+
+    axes_x = [("training step", float)]
+    steps = [s for pts in points.values() for s, *_ in pts]
+    if any(positions_at(metrics, s) is not None for s in steps):
+        axes_x.append(("self-play positions", lambda s: positions_at(metrics, s)))
+    if any(hours_at(s) is not None for s in steps):
+        axes_x.append(("wall clock (hours)", hours_at))
     plt = _plt()
-    have_positions = any(positions_at(metrics, s) is not None for pts in points.values() for s, *_ in pts)
-    fig, axes = plt.subplots(1, 2 if have_positions else 1, figsize=(13 if have_positions else 7, 4.2),
-                             squeeze=False)
-    for col, ax in enumerate(axes[0]):
+    fig, axes = plt.subplots(1, len(axes_x), figsize=(6.2 * len(axes_x), 4.2), squeeze=False)
+    for ax, (label, x_of) in zip(axes[0], axes_x):
         for kind, pts in sorted(points.items()):
             pts.sort()
-            xs = [s if col == 0 else positions_at(metrics, s) for s, *_ in pts]
+            xs = [x_of(s) for s, *_ in pts]
             keep = [k for k, x in enumerate(xs) if x is not None]
             if not keep:
                 continue
@@ -158,7 +171,7 @@ def plot_elo_progress(table: EloTable, pins: dict[str, str], metrics: Sequence[d
             line = ax.axhline(r.rating, ls="--", lw=1, alpha=0.7)
             ax.annotate(r.name, (0.01, r.rating), xycoords=("axes fraction", "data"), fontsize=8,
                         color=line.get_color(), va="bottom")
-        ax.set_xlabel("training step" if col == 0 else "self-play positions")
+        ax.set_xlabel(label)
         ax.set_ylabel(f"Elo ({table.anchor} = {table.anchor_value:g}), 95% CI")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -287,7 +300,7 @@ def build_report(run_dir: str | Path, *, out: str | Path | None = None, tourname
         plot_elo(table, files / f"elo_{k}.png")
         parts.append(_img(_rel(files / f"elo_{k}.png", base), "Elo ratings with 95% intervals"))
         if plot_elo_progress(table, meta.get("checkpoints", {}), metrics, files / f"elo_progress_{k}.png"):
-            parts.append(_img(_rel(files / f"elo_progress_{k}.png", base), "Elo over training steps and positions"))
+            parts.append(_img(_rel(files / f"elo_progress_{k}.png", base), "Elo over training steps, positions and wall clock"))
         else:
             parts.append('<p class="missing">no player is a checkpoint of a known step: no Elo-over-training plot</p>')
         disagreements = sum(bool(r.get("disagreement")) for r in records)

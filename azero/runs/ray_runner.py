@@ -65,6 +65,9 @@ class BufferActor:
     def stats(self):
         return self.buffer.stats()
 
+    def next_game_id(self) -> int:
+        return self.buffer.next_game_id()
+
 
 class _RemoteBuffer:
     """What Trainer.train_from needs of a buffer, forwarded to a BufferActor."""
@@ -179,6 +182,9 @@ class RayRun:
         self.start_step = status["step"]
         self.buffer = ray.remote(**restart)(BufferActor).remote(
             str(run_dir.replay), self.spec, cfg.replay, status["samples_seen"])
+        # state.json is saved after each shard: a kill in between leaves it behind the buffer, and its
+        # game ids would be handed out twice (as in the local runner).
+        self.games_total = max(self.games_total, int(ray.get(self.buffer.next_game_id.remote())))
         mode = cfg.run.evaluator
         if mode == "auto":
             mode = "server" if pick_device(device).type == "cuda" else "inprocess"

@@ -216,6 +216,14 @@ def test_ray_run_survives_a_killed_worker(tmp_path):
 
         threading.Thread(target=kill_soon, daemon=True).start()
         summary = runner.run()
+        # A kill between a replay shard and state.json leaves the saved game counter behind the
+        # buffer: the resumed run must continue after the newest shard's game ids anyway.
+        state_path = tmp_path / "ray" / "state.json"
+        state = json.loads(state_path.read_text())
+        state["games_total"] = 0
+        state_path.write_text(json.dumps(state))
+        resumed = RayRun(cfg, RunDir(tmp_path / "ray"), echo=lambda line: None)
+        assert resumed.games_total == summary["games"]
     finally:
         ray.shutdown()
     assert summary["step"] == 60

@@ -3,7 +3,7 @@
 import json
 
 from azero.cli import main
-from azero.eval.c4curve import at_step, run_clock
+from azero.runs.clock import at_step, run_clock
 from evalutil import save_tiny
 
 

@@ -107,3 +107,27 @@ def test_page_renders_in_headless_chromium(run_dir, tmp_path):
     m = re.search(r'id="image-check"[^>]*data-loaded="(\d+)" data-total="(\d+)"', r.stdout)
     assert m, "the image check did not run: " + r.stdout[-1000:] + r.stderr[-1000:]
     assert int(m.group(1)) == int(m.group(2)) == 4
+
+
+def _png_width(path: Path) -> int:
+    return int.from_bytes(path.read_bytes()[16:20], "big")
+
+
+def test_elo_progress_has_a_wall_clock_axis_continued_across_resumes(tmp_path):
+    from azero.eval.elo import fit_elo
+    from azero.eval.report import plot_elo_progress
+
+    a, b = "raw:r/ckpt_000000010.safetensors", "raw:r/ckpt_000000030.safetensors"
+    table = fit_elo([(a, "random", 1.0), (b, a, 1.0), (b, "random", 0.5)] * 3, anchor="random")
+    # A resumed run: the logger's time restarts at 0 after step 20.
+    resumed = [{"step": s, "positions": 10 * s, "time": float(s if s <= 20 else s - 20)} for s in range(0, 40, 5)]
+    no_time = [{k: v for k, v in r.items() if k != "time"} for r in resumed]
+    assert plot_elo_progress(table, {}, resumed, tmp_path / "three.png")
+    assert plot_elo_progress(table, {}, no_time, tmp_path / "two.png")
+    assert plot_elo_progress(table, {}, [], tmp_path / "one.png")
+    widths = [_png_width(tmp_path / f"{n}.png") for n in ("one", "two", "three")]
+    assert widths[0] < widths[1] < widths[2]  # step; + positions; + wall clock
+    from azero.runs.clock import at_step, clock_from_records
+
+    assert at_step(clock_from_records(resumed), 30) == (30.0, 300)  # 20 s before the resume + 10 after
+    assert not plot_elo_progress(fit_elo([("random", "gnugo:1", 0.0)]), {}, resumed, tmp_path / "none.png")

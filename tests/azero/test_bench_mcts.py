@@ -1,0 +1,20 @@
+"""azero bench mcts: the scaling figure's machinery (behaviour only; no timing is asserted)."""
+
+import math
+
+from azero.bench.mcts import _Lane, thread_scaling
+from azero.games import make_game
+from azero.search.evaluators import UniformEvaluator
+
+
+def test_thread_scaling_alternates_windows_and_reports_a_median():
+    one, many, median = thread_scaling(make_game("tictactoe"), lambda i: UniformEvaluator(), batch=4, threads=2,
+                                       simulations=16, seconds=0.2, rounds=3)
+    assert one.sims > 0 and many.sims > 0 and one.sims % 16 == 0 and many.sims % 16 == 0
+    assert math.isfinite(median) and median > 0
+
+
+def test_a_lane_keeps_playing_past_finished_games():
+    lane = _Lane(make_game("tictactoe"), UniformEvaluator(), batch=2, simulations=8, seed=0)
+    rate = lane.play(0.3)  # far more than 9 moves: finished games must restart
+    assert rate.sims >= 8 * 2 * 10
