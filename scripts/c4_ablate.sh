@@ -1,0 +1,19 @@
+#!/bin/bash
+# Lever ablations for connect four: equal wall clock (MIN minutes, 2 workers, seed 1), one lever changed per run.
+cd "$(dirname "$0")/.."
+MIN=${MIN:-8}
+mkdir -p runs/c4-ablate
+run() {
+  name=$1; shift
+  [ -f runs/c4-ablate/$name/acc.json ] && return
+  rm -rf runs/c4-ablate/$name
+  .venv/bin/azero selfplay --game connect4 --run-dir runs/c4-ablate/$name run.workers=2 train.steps=10000 \
+     run.max_minutes=$MIN train.checkpoint_every=500 seed=1 "$@" > runs/c4-ablate/$name.out 2>&1
+  .venv/bin/azero c4-accuracy --checkpoint runs/c4-ablate/$name --sims 100 --positions 250 \
+     --out runs/c4-ablate/$name/acc.json > runs/c4-ablate/$name.acc.txt 2>&1
+}
+run base
+run no-pcr selfplay.full_search_prob=1.0
+run gumbel search.algorithm=gumbel
+run temp16 selfplay.temperature_moves=16
+python3 scripts/c4_ablate_summary.py runs/c4-ablate
