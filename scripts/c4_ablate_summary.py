@@ -11,5 +11,5 @@ for run in sorted(p for p in root.iterdir() if (p / "acc.json").is_file()):
     metrics = [json.loads(l) for l in (run / "logs" / "metrics.jsonl").read_text().splitlines() if l.strip()]
     last = metrics[-1]
     cell = lambda a: f"{100 * a['accuracy']:.1f}% [{100 * a['ci95'][0]:.1f}, {100 * a['ci95'][1]:.1f}]"
-    print(f"{run.name:<12} {last.get('step', 0):>6} {state['games_total']:>7} {last.get('positions', 0):>10,} "
+    print(f"{run.name:<12} {int(last.get('step', 0)):>6} {state['games_total']:>7} {int(last.get('positions', 0)):>10,} "
           f"{cell(acc['raw']):>22} {cell(acc['puct@100']):>22}")
