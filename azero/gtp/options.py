@@ -11,7 +11,8 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", help="network checkpoint (.safetensors); default: random rollouts")
+    p.add_argument("--checkpoint", help="network checkpoint (.safetensors), or 'shipped' for the network shipped "
+                                        "with azero for --game (azero/models); default: random rollouts")
     budget = p.add_mutually_exclusive_group()
     budget.add_argument("--sims", type=int, help="simulations per move (default 200; cut down by the GTP clock)")
     budget.add_argument("--time-per-move", type=float, metavar="S",
@@ -24,9 +25,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="log only warnings to stderr")
 
 
+SHIPPED = "shipped"
+
+
+def gtp_checkpoint(game: str, checkpoint: str | None) -> str | None:
+    """The file --checkpoint names: 'shipped' is the shipped network of `game` (ValueError if none)."""
+    if checkpoint != SHIPPED:
+        return checkpoint
+    from azero.models import shipped_checkpoint, shipped_games
+
+    path = shipped_checkpoint(game)
+    if path is None:
+        raise ValueError(f"--checkpoint shipped: no network is shipped for {game!r} "
+                         f"(shipped: {', '.join(shipped_games()) or 'none'})")
+    return str(path)
+
+
 def run_from_args(args: argparse.Namespace) -> int:
     from azero.gtp.engine import run
 
-    return run(checkpoint=args.checkpoint, game=args.game, komi=args.komi, simulations=args.sims,
+    try:
+        checkpoint = gtp_checkpoint(args.game, args.checkpoint)
+    except ValueError as e:
+        raise SystemExit(f"azero gtp: {e}")
+    return run(checkpoint=checkpoint, game=args.game, komi=args.komi, simulations=args.sims,
                time_per_move=args.time_per_move, algorithm=args.algorithm, seed=args.seed, device=args.device,
                quiet=args.quiet)

@@ -2,8 +2,9 @@
 
 Each `<game>.safetensors` here sits next to `<game>.json`, which records the command and
 config that trained it and its measured strength (see README, "Shipped networks").
-`azero play`, `azero gtp` and `azero analyze` use the shipped network of their game
-when no --checkpoint is given.
+`azero play` and `azero analyze` use the shipped network of their game when no
+--checkpoint is given; `azero gtp --checkpoint shipped` asks for it (a GTP engine
+without a checkpoint stays on random rollouts, which play any board size).
 """
 
 from __future__ import annotations

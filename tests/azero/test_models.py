@@ -71,3 +71,14 @@ def test_export_keeps_the_network_and_drops_the_training_state(tmp_path):
     assert card["trained"]["wall_clock_hours"] == 1.5 and card["trained"]["selfplay_positions"] == 200
     assert card["config"]["seed"] == 3 and card["strength"] == {"vs_random": "10-0"} and card["step"] == 20
     assert card["command"] == "azero selfplay --game connect4"
+
+
+def test_gtp_checkpoint_shipped_names_the_shipped_file_or_fails_clearly(tmp_path, monkeypatch):
+    from azero.gtp.options import gtp_checkpoint
+
+    monkeypatch.setattr(models, "MODELS_DIR", tmp_path)
+    assert gtp_checkpoint("go9x9", None) is None and gtp_checkpoint("go9x9", "x.safetensors") == "x.safetensors"
+    with pytest.raises(ValueError, match="no network is shipped for 'go9x9'"):
+        gtp_checkpoint("go9x9", "shipped")
+    (tmp_path / "go9x9.safetensors").write_bytes(b"x")
+    assert gtp_checkpoint("go9x9", "shipped") == str(tmp_path / "go9x9.safetensors")
