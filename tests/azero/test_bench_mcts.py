@@ -16,5 +16,8 @@ def test_thread_scaling_alternates_windows_and_reports_a_median():
 
 def test_a_lane_keeps_playing_past_finished_games():
     lane = _Lane(make_game("tictactoe"), UniformEvaluator(), batch=2, simulations=8, seed=0)
-    rate = lane.play(0.3)  # far more than 9 moves: finished games must restart
-    assert rate.sims >= 8 * 2 * 10
+    # Far more than 9 moves: a finished game that was not restarted would be a terminal root,
+    # which the search skips (0 simulations), so every move searching both games means restarts.
+    for _ in range(20):
+        sims, _ = lane._move()
+        assert sims == 8 * 2
