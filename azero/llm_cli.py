@@ -37,6 +37,16 @@ def _ints(text: str) -> tuple[int, ...]:
     return out
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in text.split(",") if x.strip())
 
@@ -222,7 +232,8 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
                         top_k=args.top_k, num_candidates=args.candidates, terminal=terminal,
                         value_source=value_source, seed=args.seed,
-                        prior_temperature=args.prior_temperature, search_overrides=overrides)
+                        prior_temperature=args.prior_temperature, search_overrides=overrides,
+                        kv_budget=args.kv_budget)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -320,6 +331,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--search-set", action="append", metavar="METHOD.FIELD=VALUE",
                    help="override a TreeSearchConfig field of one search method, e.g. "
                         "gumbel-token.gumbel_c_scale=0.1 (repeatable)")
+    p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
+                   help="most token positions whose keys/values a search keeps (least recently used are "
+                        "evicted and recomputed when needed; default: unbounded)")
     p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)

@@ -78,6 +78,9 @@ class CompareConfig:
     search_overrides: dict = dataclasses.field(default_factory=dict)
     """Per search method, TreeSearchConfig fields to set, e.g. {'gumbel-token': {'gumbel_c_scale': 0.1}};
     applied on top of SEARCH_DEFAULTS."""
+    kv_budget: int | None = None
+    """KV positions a search's engine may hold (LMEngine.kv_budget: least recently used evicted and
+    recomputed when needed); None: unbounded. Answers do not depend on it, compute does."""
     kv_check_budget: int = 0
     """If > 0: rerun puct-token at this budget without the KV cache to measure the reuse ratio
     (forward tokens re-encoding / with cache) on real searches; 0 uses the smallest budget."""
@@ -191,7 +194,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             tcfg = search_config(name, cfg)
             tcfg.simulations = simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
                                                       step_tokens=step_tokens)
-            eng = LMEngine(model)
+            eng = LMEngine(model, kv_budget=cfg.kv_budget)
             answers = []
             with eng.meter.timer():
                 for i in range(0, n, cfg.batch):
@@ -205,8 +208,11 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if any(m in cfg.methods for m in SEARCH_METHODS):
         doc["kv_reuse"] = kv_reuse_check(model, task, problems[: cfg.batch], cfg.kv_check_budget or budgets[0],
                                          answer_tokens=answer_tokens, cfg=cfg)
-        log(f"KV reuse: {doc['kv_reuse']['ratio']:.1f}x fewer forward tokens than re-encoding "
-            f"(answers identical: {doc['kv_reuse']['same_answers']})")
+        k, kb = doc["kv_reuse"], doc["kv_reuse"]["bounded"]
+        log(f"KV reuse: {k['ratio']:.1f}x fewer forward tokens than re-encoding (answers identical: "
+            f"{k['same_answers']})" + ("" if kb is None else
+            f"; holding {kb['kv_budget']} of {k['kv_peak']} positions: {kb['ratio']:.1f}x, "
+            f"{kb['recomputed_tokens']} recomputed (answers identical: {kb['same_answers']})"))
     return doc
 
 
@@ -225,22 +231,39 @@ def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
 
 def kv_reuse_check(model: "TinyGPT | HFCausalLM", task: Task, problems: Sequence[Problem], budget: int, *,
                    answer_tokens: float, cfg: CompareConfig) -> dict:
-    """Run token-level PUCT with and without the KV cache: forward tokens of each, and whether the
-    answers agree (they must, up to floating-point ties)."""
+    """Run token-level PUCT with the KV cache, without it, and with a quarter of the cache's peak
+    size as its memory bound: forward tokens of each (the bounded run also counts the positions it
+    recomputed after evicting them), and whether the answers agree (they must, up to
+    floating-point ties)."""
     tcfg = TreeSearchConfig(level="token", algorithm="puct", top_k=cfg.top_k, terminal_value=cfg.terminal,
                             value_source=cfg.value_source, prior_temperature=cfg.prior_temperature, seed=cfg.seed)
     tcfg.simulations = simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens, step_tokens=1.0)
-    out = {}
-    for name, use_cache in (("cached", True), ("uncached", False)):
-        eng = LMEngine(model, use_cache=use_cache)
+
+    def run(**engine_kw):
+        eng = LMEngine(model, **engine_kw)
         with eng.meter.timer():
-            out[name] = (mcts_decode(eng, task, problems, tcfg), eng.meter.copy())
-    cached, uncached = out["cached"][1], out["uncached"][1]
+            answers = mcts_decode(eng, task, problems, tcfg)
+        return answers, eng.meter.copy(), eng.kv_held
+
+    cached_answers, cached, peak = run()
+    uncached_answers, uncached, _ = run(use_cache=False)
+    bounded = None
+    for share in (4, 2, 1.33):  # a quarter of the peak; more where one forward call needs more
+        kv_budget = max(1, int(peak / share))
+        try:
+            b_answers, b_meter, _ = run(kv_budget=kv_budget)
+        except ValueError:
+            continue
+        bounded = {"kv_budget": kv_budget, "forward_tokens": b_meter.forward_tokens,
+                   "recomputed_tokens": b_meter.recomputed_tokens, "evicted_tokens": b_meter.evicted_tokens,
+                   "ratio": uncached.forward_tokens / max(b_meter.forward_tokens, 1), "wall_s": b_meter.wall_s,
+                   "same_answers": b_answers == cached_answers}
+        break
     return {"budget": budget, "simulations": tcfg.simulations, "problems": len(problems),
             "forward_tokens_cached": cached.forward_tokens, "forward_tokens_uncached": uncached.forward_tokens,
             "ratio": uncached.forward_tokens / max(cached.forward_tokens, 1),
             "wall_s_cached": cached.wall_s, "wall_s_uncached": uncached.wall_s,
-            "same_answers": out["cached"][0] == out["uncached"][0]}
+            "same_answers": cached_answers == uncached_answers, "kv_peak": peak, "bounded": bounded}
 
 
 # ---------------------------------------------------------------- outputs
@@ -275,6 +298,11 @@ def format_table(doc: dict) -> str:
         lines.append(f"KV reuse (token PUCT, budget {k['budget']}): {k['forward_tokens_uncached']} forward tokens "
                      f"re-encoding vs {k['forward_tokens_cached']} cached = {k['ratio']:.1f}x; "
                      f"same answers: {k['same_answers']}")
+        if k.get("bounded"):
+            kb = k["bounded"]
+            lines.append(f"  holding at most {kb['kv_budget']} of the {k['kv_peak']} positions the cache peaks at: "
+                         f"{kb['forward_tokens']} forward tokens ({kb['recomputed_tokens']} recomputed after "
+                         f"eviction) = {kb['ratio']:.1f}x; same answers: {kb['same_answers']}")
     return "\n".join(lines)
 
 

@@ -10,14 +10,24 @@ vocab_size and max_len, and kv_shape = (layers, key/value heads, head size) of o
 
 Prefix trie. A trie node is one token position of one prefix (a prompt token or a generated
 one): node n stores the token, its parent, its depth (prefix length), the next-token logits and
-the value head's output after that prefix, and the keys/values of its own position in a slot
-of the pools k_pool / v_pool (slot = node id; float32 [L, capacity, H, D]). The keys/values of a
-whole prefix are the slots along its path from the root (`path(n)`, kept per node), gathered
-with one index operation. `extend(prefixes)` finds each prefix's deepest cached ancestor (walking
-the child dictionary {(parent, token): child}), runs one batched forward over just the missing
-suffixes with the ancestors' keys/values as the past, and inserts the new nodes. With
-use_cache=False the engine instead re-encodes every new node's whole prefix (the baseline the KV
-reuse is measured against); the trie then only memoises outputs, never keys/values.
+the value head's output after that prefix, and, while it holds one, the keys/values of its own
+position in a KV slot (`slot[n]`) of the pools k_pool / v_pool (float32 [L, slots, H, D]). The
+keys/values of a whole prefix are the slots along its path from the root (`path(n)`, kept per
+node), gathered with one index operation. `extend(prefixes)` finds each prefix's deepest cached
+ancestor (walking the child dictionary {(parent, token): child}), runs one batched forward over
+just the missing suffixes with the ancestors' keys/values as the past, and inserts the new nodes.
+With use_cache=False the engine instead re-encodes every new node's whole prefix (the baseline
+the KV reuse is measured against); the trie then only memoises outputs, never keys/values.
+
+Memory bound. Keys/values cost L*H*D*2 floats per position (the outputs memoised per node are
+small next to them for the built-in models), so `kv_budget` bounds the positions holding a slot.
+When a forward call needs more slots than are free, the least recently used slot holders with no
+slot-holding child are evicted (their outputs stay memoised, so a lookup of an evicted prefix is
+still free); the slot holders therefore always form whole prefixes (an evicted node's descendants
+were evicted before it). Extending a prefix whose tail lost its slots re-runs those positions in
+the same forward call (`recomputed_tokens`) and gives them slots again. The positions a call reads
+as its past are never evicted by that call; a budget smaller than one call's past plus new
+positions is an error.
 
 The meter (ComputeMeter) counts, for every forward call:
     model_calls          batched forward invocations
@@ -26,6 +36,8 @@ The meter (ComputeMeter) counts, for every forward call:
     forward_tokens_uncached  what re-encoding each computed position's whole prefix would cost:
                          per row and call, past length + new length
     prefill_tokens       first computations of prompt positions
+    recomputed_tokens    positions run again because their keys/values had been evicted
+    evicted_tokens       positions whose keys/values were evicted (kv_budget)
 and, counted by the methods (one definition for all of them):
     generated_tokens     tokens the method produced. Decoding (greedy, sampling, step candidates)
                          counts every token it emits, also one identical to a token another
@@ -34,8 +46,9 @@ and, counted by the methods (one definition for all of them):
                          expands (extend(..., count_new=True)): a node is one token, produced once.
     wall_s               time spent inside the methods that use the meter's timer
 
-Memory: nodes are never freed individually; callers mark `num_nodes` and `truncate(mark)`
-after a batch (baselines) or `clear()` after a set of problems (searches).
+Memory: trie nodes (and their memoised outputs) are never freed individually; callers mark
+`num_nodes` and `truncate(mark)` after a batch (baselines) or `clear()` after a set of problems
+(searches). Keys/values are bounded by kv_budget (above).
 """
 
 from __future__ import annotations
@@ -66,6 +79,8 @@ class ComputeMeter:
     forward_tokens: int = 0
     forward_tokens_uncached: int = 0
     prefill_tokens: int = 0
+    recomputed_tokens: int = 0
+    evicted_tokens: int = 0
     generated_tokens: int = 0
     wall_s: float = 0.0
 
@@ -91,10 +106,14 @@ class LMEngine:
     """A model plus its prefix trie and meter; one engine per thread of work (not thread-safe)."""
 
     def __init__(self, model: "TinyGPT | HFCausalLM", *, use_cache: bool = True, meter: ComputeMeter | None = None,
-                 capacity: int = 4096):
+                 capacity: int = 4096, kv_budget: int | None = None):
+        if kv_budget is not None and kv_budget < 1:
+            raise ValueError(f"kv_budget must be a positive number of positions or None, got {kv_budget}")
         self.model = model.eval()
         self.cfg = model.cfg
         self.use_cache = use_cache
+        self.kv_budget = kv_budget
+        """Most positions holding keys/values at once (None: unbounded)."""
         self.meter = meter if meter is not None else ComputeMeter()
         self.epoch = 0
         """Incremented by clear() and truncate(): node ids held elsewhere are valid only within an epoch."""
@@ -104,10 +123,18 @@ class LMEngine:
         self.num_nodes = 0
         self._children: dict[tuple[int, int], int] = {}
         self._paths: list[np.ndarray] = []
+        L, H, D = self._kv_shape
+        slots = max(16, capacity) if kv_budget is None else min(max(16, capacity), kv_budget)
+        self.k_pool = torch.zeros(L, slots if use_cache else 1, H, D)
+        self.v_pool = torch.zeros_like(self.k_pool)
+        self._free_slots: list[int] = []
+        self._slots_issued = 0   # slots 0.._slots_issued-1 have been handed out at least once
+        self.kv_held = 0
+        """Positions holding keys/values now."""
+        self._tick = 0
 
     # ------------------------------------------------------------------ storage
     def _grow(self, cap: int) -> None:
-        L, H, D = self._kv_shape
         V = self.cfg.vocab_size
         old = self._cap
         parent = np.full(cap, NO_NODE, np.int64)
@@ -115,21 +142,79 @@ class LMEngine:
         depth = np.zeros(cap, np.int64)
         logits = np.zeros((cap, V), np.float32)
         value = np.zeros(cap, np.float32)
-        k_pool = torch.zeros(L, cap if self.use_cache else 1, H, D)
-        v_pool = torch.zeros_like(k_pool)
+        slot = np.full(cap, -1, np.int64)
+        kv_children = np.zeros(cap, np.int32)
+        last_used = np.zeros(cap, np.int64)
         if old:
             parent[:old], token[:old], depth[:old] = self.parent[:old], self.token[:old], self.depth[:old]
             logits[:old], value[:old] = self.logits_table[:old], self.value_table[:old]
-            if self.use_cache:
-                k_pool[:, :old], v_pool[:, :old] = self.k_pool, self.v_pool
+            slot[:old], kv_children[:old], last_used[:old] = self.slot, self.kv_children, self.last_used
         self.parent, self.token, self.depth = parent, token, depth
         self.logits_table, self.value_table = logits, value
         """float32 [capacity, V] / [capacity]: next-token logits and P(correct) after each node's prefix."""
-        self.k_pool, self.v_pool = k_pool, v_pool
+        self.slot = slot
+        """int64 [capacity]: each node's KV slot, -1 when it holds none (evicted, or use_cache=False)."""
+        self.kv_children = kv_children  # children holding a slot (a node with none may be evicted)
+        self.last_used = last_used      # extend() call that last touched the node's prefix (LRU order)
         self._cap = cap
+
+    def _take_slot(self) -> int:
+        if self._free_slots:
+            s = self._free_slots.pop()
+        else:
+            s = self._slots_issued
+            if s >= self.k_pool.shape[1]:
+                size = 2 * self.k_pool.shape[1]
+                if self.kv_budget is not None:
+                    size = min(size, self.kv_budget)
+                if s >= size:  # make_room() guarantees this never happens
+                    raise RuntimeError("LMEngine: no free KV slot")
+                k, v = torch.zeros(self.k_pool.shape[0], size, *self.k_pool.shape[2:]), None
+                v = torch.zeros_like(k)
+                k[:, :s], v[:, :s] = self.k_pool, self.v_pool
+                self.k_pool, self.v_pool = k, v
+            self._slots_issued = s + 1
+        self.kv_held += 1
+        return s
+
+    def _make_room(self, need: int, pinned: np.ndarray) -> None:
+        """Evict least recently used slot holders until `need` more positions fit in kv_budget."""
+        if self.kv_budget is None:
+            return
+        short = self.kv_held + need - self.kv_budget
+        n = self.num_nodes
+        keep = np.zeros(n, np.bool_)
+        keep[pinned] = True
+        while short > 0:
+            cand = np.flatnonzero((self.slot[:n] >= 0) & (self.kv_children[:n] == 0) & ~keep)
+            if len(cand) == 0:
+                raise ValueError(f"kv_budget {self.kv_budget} is too small: a forward call reads "
+                                 f"{int(keep.sum())} cached positions and needs {need} new ones")
+            cand = cand[np.argsort(self.last_used[cand], kind="stable")[:short]]
+            self._free_slots.extend(int(x) for x in self.slot[cand])
+            self.slot[cand] = -1
+            parents = self.parent[cand]
+            np.subtract.at(self.kv_children, parents[parents != NO_NODE], 1)
+            self.kv_held -= len(cand)
+            self.meter.evicted_tokens += len(cand)
+            short -= len(cand)
+
+    def _release(self, nodes: np.ndarray) -> None:
+        """Free the slots of `nodes` (being forgotten) and tell their surviving parents."""
+        held = nodes[self.slot[nodes] >= 0]
+        self._free_slots.extend(int(x) for x in self.slot[held])
+        self.kv_held -= len(held)
+        parents = self.parent[held]
+        np.subtract.at(self.kv_children, parents[parents != NO_NODE], 1)
+        self.slot[nodes] = -1
+        self.kv_children[nodes] = 0
 
     def clear(self) -> None:
         """Forget every node (the meter keeps counting)."""
+        n = self.num_nodes
+        self.slot[:n], self.kv_children[:n] = -1, 0
+        self._free_slots.clear()
+        self._slots_issued = self.kv_held = 0
         self.num_nodes = 0
         self._children.clear()
         self._paths.clear()
@@ -141,6 +226,7 @@ class LMEngine:
             raise ValueError(f"truncate: mark {mark} outside [0, {self.num_nodes}]")
         for n in range(mark, self.num_nodes):
             del self._children[(int(self.parent[n]), int(self.token[n]))]
+        self._release(np.arange(mark, self.num_nodes))
         del self._paths[mark:]
         self.num_nodes = mark
         self.epoch += 1
@@ -155,6 +241,15 @@ class LMEngine:
     def child(self, node: int, token: int) -> int:
         """The node of prefix(node) + [token], or NO_NODE if not computed."""
         return self._children.get((node, token), NO_NODE)
+
+    def _kv_depth(self, node: int, depth: int) -> int:
+        """How many leading positions of the prefix ending at `node` hold keys/values."""
+        if not self.use_cache or node == NO_NODE:
+            return 0
+        if self.slot[node] >= 0:  # slot holders form whole prefixes
+            return depth
+        missing = self.slot[self._paths[node]] < 0
+        return int(np.argmax(missing))
 
     # ------------------------------------------------------------------ lookups and forward
     def find(self, tokens: Sequence[int], start: int = NO_NODE, start_len: int = 0) -> tuple[int, int]:
@@ -201,20 +296,25 @@ class LMEngine:
             self._compute(prefixes, prompt_lens, todo, out, count_new)
         for i, j in dups:
             out[i] = out[j]
+        self._tick += 1
+        for node in out:
+            self.last_used[self._paths[node]] = self._tick
         return out
 
     def _compute(self, prefixes, prompt_lens, todo, out, count_new: bool) -> None:
         cfg = self.cfg
         rows = len(todo)
-        if self.use_cache:
-            starts = [d for _, _, d in todo]
-        else:
-            starts = [0] * rows  # re-encode the whole prefix
+        # Row r runs positions starts[r].. of its prefix: with the cache, from the first position
+        # without keys/values (evicted ones are recomputed); without it, the whole prefix.
+        starts = [self._kv_depth(node, depth) for _, node, depth in todo]
         lens = [len(prefixes[i]) - s for (i, _, _), s in zip(todo, starts)]
         T = max(lens)
-        P = max(starts) if self.use_cache else 0
+        P = max(starts)
         if max(len(prefixes[i]) for i, _, _ in todo) > cfg.max_len:
             raise ValueError(f"extend: a prefix is longer than the model's max_len {cfg.max_len}")
+        if self.use_cache:
+            pasts = [self._paths[node][:s] if s else np.zeros(0, np.int64) for (_, node, _), s in zip(todo, starts)]
+            self._make_room(int(sum(lens)), np.concatenate(pasts))
         tokens = np.zeros((rows, T), np.int64)
         positions = np.zeros((rows, T), np.int64)
         new_valid = np.zeros((rows, T), np.bool_)
@@ -225,9 +325,9 @@ class LMEngine:
             positions[r, :ln] = np.arange(s, s + ln)
             positions[r, ln:] = s  # padding: any valid position
             new_valid[r, :ln] = True
-            if self.use_cache and depth:
-                past_idx[r, :depth] = self._paths[node]
-                past_valid[r, :depth] = True
+            if s:
+                past_idx[r, :s] = self.slot[pasts[r]]
+                past_valid[r, :s] = True
         past = None
         if P:
             idx = torch.from_numpy(past_idx)
@@ -245,18 +345,19 @@ class LMEngine:
         m.forward_tokens += int(sum(lens))
         m.forward_tokens_uncached += int(sum(s + ln for s, ln in zip(starts, lens)))
 
-        # Insert the computed positions that are new to the trie (a row whose prefix shares new
-        # positions with an earlier row of the same call reuses that row's nodes).
+        # Insert the computed positions that are new to the trie and give slots to those without
+        # one (new or recomputed; a row whose prefix shares positions with an earlier row of the
+        # same call reuses that row's nodes and slots).
         logits_np = logits.numpy()
         values_np = values.numpy()
         new_ids, src_r, src_t = [], [], []
+        kv_ids, kv_r, kv_t = [], [], []
         children = self._children
         for r, ((i, node, depth), s, ln) in enumerate(zip(todo, starts, lens)):
             prefix = prefixes[i]
             p_len = int(prompt_lens[i])
-            # Positions up to `depth` are already in the trie (only recomputed without a cache).
-            cur = node
-            for pos in range(depth, s + ln):
+            cur = self._paths[node][s - 1] if s else NO_NODE
+            for pos in range(s, s + ln):
                 t = int(prefix[pos])
                 nxt = children.get((cur, t))
                 if nxt is None:
@@ -269,15 +370,23 @@ class LMEngine:
                         m.prefill_tokens += 1
                     elif count_new:
                         m.generated_tokens += 1
+                elif self.use_cache and self.slot[nxt] < 0:
+                    m.recomputed_tokens += 1
+                if self.use_cache and self.slot[nxt] < 0:
+                    self.slot[nxt] = self._take_slot()
+                    if cur != NO_NODE:
+                        self.kv_children[cur] += 1
+                    kv_ids.append(int(self.slot[nxt]))
+                    kv_r.append(r)
+                    kv_t.append(pos - s)
                 cur = nxt
             out[i] = cur
-        if not new_ids:
-            return
-        self.logits_table[new_ids] = logits_np[src_r, src_t]
-        self.value_table[new_ids] = values_np[src_r, src_t]
-        if self.use_cache:
-            ids = torch.as_tensor(new_ids)
-            rr, tt = torch.as_tensor(src_r), torch.as_tensor(src_t)
+        if new_ids:
+            self.logits_table[new_ids] = logits_np[src_r, src_t]
+            self.value_table[new_ids] = values_np[src_r, src_t]
+        if kv_ids:
+            ids = torch.as_tensor(kv_ids)
+            rr, tt = torch.as_tensor(kv_r), torch.as_tensor(kv_t)
             # k_new [L, rows, H, T, D] -> [rows, T, L, H, D] -> the (row, position) pairs [n, L, H, D]
             self.k_pool[:, ids] = k_new.permute(1, 3, 0, 2, 4)[rr, tt].transpose(0, 1)
             self.v_pool[:, ids] = v_new.permute(1, 3, 0, 2, 4)[rr, tt].transpose(0, 1)

@@ -13,7 +13,7 @@ from azero.search.llm.engine import LMEngine
 
 
 def test_tiny_comparison_reports_every_method(model, countdown, tmp_path):
-    cfg = CompareConfig(budgets=(16, 32), problems=4, batch=4, top_k=3, num_candidates=2)
+    cfg = CompareConfig(budgets=(16, 32), problems=4, batch=4, top_k=3, num_candidates=2, kv_check_budget=128)
     doc = run_compare(model, countdown, cfg, log=lambda _: None)
     assert set(doc["methods"]) == set(METHODS)
     for name, entry in doc["methods"].items():
@@ -30,9 +30,15 @@ def test_tiny_comparison_reports_every_method(model, countdown, tmp_path):
     for b, pv, po in zip((16, 32), doc["methods"]["bon-value"]["points"], doc["methods"]["oracle"]["points"]):
         assert pv["generated_tokens"] <= b or pv["samples"] == 1
         assert po["accuracy"] >= pv["accuracy"]
-    assert doc["kv_reuse"]["same_answers"] and doc["kv_reuse"]["ratio"] >= 3
+    kv = doc["kv_reuse"]
+    assert kv["same_answers"] and kv["ratio"] >= 3
+    # With a fraction of the cache's peak: evictions (of abandoned branches first), the same answers.
+    bounded = kv["bounded"]
+    assert bounded["kv_budget"] < kv["kv_peak"] and bounded["same_answers"]
+    assert bounded["evicted_tokens"] > 0
+    assert bounded["forward_tokens"] >= kv["forward_tokens_cached"] + bounded["recomputed_tokens"]
     table = format_table(doc)
-    assert "MCTS Gumbel, step" in table and "KV reuse" in table
+    assert "MCTS Gumbel, step" in table and "KV reuse" in table and "recomputed after eviction" in table
     json_path, png_path = write_outputs(doc, tmp_path)
     assert json.loads(json_path.read_text())["problems"] == 4
     assert png_path.stat().st_size > 1000
