@@ -55,6 +55,10 @@ class SearchConfig:
     """Gumbel: c_visit in sigma(q) = (c_visit + max_b N(b)) * c_scale * q."""
     gumbel_c_scale: float = 1.0
     """Gumbel: c_scale in sigma(q) (see gumbel_c_visit)."""
+    gumbel_scale: float = 1.0
+    """Gumbel: scale of the root's Gumbel noise g(a) (mctx's gumbel_scale). 1 samples the
+    considered actions and the final pick (self-play); 0 makes the search deterministic, top-m by
+    prior and argmax of logits + sigma(q) (test-time decoding, evaluation)."""
     gumbel_rescale_q: bool = True
     """Gumbel: normalise completed Q to [0, 1] by min-max over the node's legal actions (mctx's
     default); False maps the known value range [-1, 1] to [0, 1] instead."""
@@ -83,6 +87,7 @@ class SearchConfig:
              f"max_nodes must be >= simulations + 1 = {self.simulations + 1}, got {self.max_nodes}"),
             (self.gumbel_num_considered >= 1, f"gumbel_num_considered must be >= 1, got {self.gumbel_num_considered}"),
             (self.gumbel_c_visit >= 0 and self.gumbel_c_scale >= 0, "gumbel_c_visit and gumbel_c_scale must be >= 0"),
+            (self.gumbel_scale >= 0, f"gumbel_scale must be >= 0, got {self.gumbel_scale}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
             (not (self.tree_reuse and self.algorithm == "gumbel"),
              "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),

@@ -130,7 +130,7 @@ class MCTS:
 
         noise = gumbel = None
         if self._gumbel:
-            gumbel = gumbel_noise(self._rng, B, self.spec.num_actions)
+            gumbel = gumbel_noise(self._rng, B, self.spec.num_actions) * cfg.gumbel_scale
         elif cfg.dirichlet_weight > 0:
             noise = dirichlet_noise(self._rng, roots.legal_mask(), alpha=cfg.dirichlet_alpha,
                                     alpha_scale=cfg.dirichlet_alpha_scale)

@@ -98,7 +98,7 @@ class ReferenceMCTS:
                 self.roots[b] = Node(None, NO_ACTION)
         noise = gumbel = None
         if self.gumbel:
-            gumbel = gumbel_noise(self.rng, B, A)
+            gumbel = gumbel_noise(self.rng, B, A) * cfg.gumbel_scale
         elif cfg.dirichlet_weight > 0:
             noise = dirichlet_noise(self.rng, roots.legal_mask(), alpha=cfg.dirichlet_alpha,
                                     alpha_scale=cfg.dirichlet_alpha_scale)

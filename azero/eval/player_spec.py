@@ -47,7 +47,7 @@ OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 # seed comes from the match; root noise, move temperature and tree reuse are off for evaluation play
 # (MctsPlayer forces that).
 _SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
-                   "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_rescale_q")
+                   "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q")
 
 
 def _spec_error(text: str, problem: str) -> ValueError:

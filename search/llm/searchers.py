@@ -57,6 +57,8 @@ class TreeSearchConfig:
     """Gumbel root: m (capped by the legal children)."""
     gumbel_c_scale: float = 1.0
     """Gumbel: c_scale of sigma(q) (SearchConfig.gumbel_c_scale)."""
+    gumbel_scale: float = 1.0
+    """Gumbel: scale of the root's Gumbel noise (SearchConfig.gumbel_scale; 0 = deterministic)."""
     gumbel_rescale_q: bool = True
     """Gumbel: min-max rescaling of completed Q (SearchConfig.gumbel_rescale_q)."""
     leaves_per_game: int = 1
@@ -88,6 +90,7 @@ def mcts_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], cfg: 
     search_cfg = SearchConfig(simulations=cfg.simulations, algorithm=cfg.algorithm, c_init=cfg.c_init,
                               dirichlet_weight=0.0, temperature=0.0, tree_reuse=puct,
                               gumbel_num_considered=cfg.gumbel_num_considered, gumbel_c_scale=cfg.gumbel_c_scale,
+                              gumbel_scale=cfg.gumbel_scale,
                               gumbel_rescale_q=cfg.gumbel_rescale_q,
                               leaves_per_game=cfg.leaves_per_game, seed=cfg.seed)
     search = MCTS(game.spec, LLMEvaluator(game), search_cfg, batch_size=len(problems))

@@ -107,3 +107,24 @@ def test_improved_policy_is_finite_when_sigma_dwarfs_a_zero_prior_action():
     policy, action = tree.gumbel_result()
     np.testing.assert_array_equal(policy[0], [1.0, 0.0])
     assert action[0] == 0
+
+
+def test_gumbel_scale_zero_is_deterministic_and_follows_the_prior(connect4):
+    """gumbel_scale 0 (test-time search): no seed changes the result; with one simulation the
+    pick is the prior's argmax (top-1 of logits + 0 noise)."""
+    roots = random_roots(connect4, 6, seed=7, max_plies=8)
+    ev = FakeEvaluator(connect4.spec.obs_shape, 7, seed=4)
+    results = [MCTS(connect4.spec, ev, SearchConfig(simulations=24, algorithm="gumbel", gumbel_scale=0.0, seed=s),
+                    batch_size=6).run(roots) for s in (1, 2)]
+    np.testing.assert_array_equal(results[0].action, results[1].action)
+    np.testing.assert_array_equal(results[0].visits, results[1].visits)
+    noisy = [MCTS(connect4.spec, ev, SearchConfig(simulations=24, algorithm="gumbel", seed=s),
+                  batch_size=6).run(roots) for s in (1, 2)]
+    assert not np.array_equal(noisy[0].visits, noisy[1].visits)
+    one = MCTS(connect4.spec, ev, SearchConfig(simulations=1, algorithm="gumbel", gumbel_scale=0.0),
+               batch_size=6).run(roots)
+    prior, _ = ev.evaluate(roots.encode(), roots.legal_mask())
+    prior = np.where(roots.legal_mask(), prior, -1.0)
+    np.testing.assert_array_equal(one.action, prior.argmax(axis=1))
+    with pytest.raises(ValueError, match="gumbel_scale"):
+        SearchConfig(algorithm="gumbel", gumbel_scale=-1.0)
