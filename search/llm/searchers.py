@@ -17,6 +17,7 @@ meter and reported next to the nominal budget.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Sequence
 
 import numpy as np
@@ -78,6 +79,19 @@ def simulations_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, an
     else:
         per_answer = task.max_steps * cfg.num_candidates * step_tokens
     return max(1, int(budget // max(per_answer, 1.0)))
+
+
+def candidates_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, step_tokens: float) -> int:
+    """Step level: sampled candidates per node so that a `budget` can be spent.
+
+    With k candidates per node a step-level tree is only k + k^2 + ... nodes deep into the few
+    steps of an answer, so a fixed k saturates: past a few hundred tokens further simulations
+    revisit the same nodes and generate nothing. Growing k and the simulations per move together
+    (k = sqrt(budget / (max_steps x step_tokens)), simulations = k) spends the budget on both
+    width and depth. Never below cfg.num_candidates.
+    """
+    k = int(round(math.sqrt(budget / max(task.max_steps * step_tokens, 1.0))))
+    return max(cfg.num_candidates, k)
 
 
 def mcts_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], cfg: TreeSearchConfig) -> list[list[int]]:

@@ -95,3 +95,10 @@ def test_search_config_overrides_apply_per_method():
     assert (p.algorithm, p.level, p.gumbel_c_scale) == ("puct", "step", 1.0)
     with pytest.raises(ValueError, match="no field 'nonsense'"):
         search_config("puct-token", CompareConfig(search_overrides={"puct-token": {"nonsense": 1}}))
+
+
+def test_step_candidates_grow_with_the_budget(countdown):
+    from azero.search.llm.searchers import TreeSearchConfig, candidates_for_budget
+    cfg = TreeSearchConfig(level="step", num_candidates=4)
+    ks = [candidates_for_budget(countdown, b, cfg, step_tokens=7.5) for b in (64, 256, 1024, 4096)]
+    assert ks[0] == 4 and ks == sorted(ks) and ks[-1] >= 16
