@@ -38,6 +38,11 @@ class SelfPlayConfig:
     visited other move is played and the pass leaves the policy target. An untrained network
     cannot see that a pass loses to the opponent's pass back, and self-play collapses into
     games of a few moves (measured: mean length 16 on 9x9). 0: off. Evaluation play is unaffected."""
+    value_q_weight: float = 0.0
+    """Value target (1 - w) z + w q: z the game's outcome, q the recorded search's root value, both
+    from the player to move's view. 0 is AlphaZero (outcome only). A share of q lowers the target's
+    noise where exploration moves later in the game flipped the result (Oracle's connect-four
+    study averaged the two)."""
     sgf_every: int = 10
     """Write every n-th finished Go game as SGF (0: none)."""
 
@@ -50,5 +55,7 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.no_resign_fraction must lie in [0, 1], got {self.no_resign_fraction}")
         if self.no_pass_moves < 0:
             raise ValueError(f"SelfPlayConfig.no_pass_moves must be >= 0, got {self.no_pass_moves}")
+        if not 0.0 <= self.value_q_weight <= 1.0:
+            raise ValueError(f"SelfPlayConfig.value_q_weight must lie in [0, 1], got {self.value_q_weight}")
         if self.cheap_simulations < 1:
             raise ValueError(f"SelfPlayConfig.cheap_simulations must be >= 1, got {self.cheap_simulations}")

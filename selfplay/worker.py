@@ -49,11 +49,16 @@ class GameRecord:
     no_resign: bool  # belonged to the never-resign fraction
     false_resign: bool | None  # no-resign game where a would-be resigner did not lose; None if nobody would have
     score: float | None = None  # Go: Tromp-Taylor black minus white (komi included) when played out
+    root_value: np.ndarray | None = None  # [T] float32, the recorded searches' root values (player to move)
+    q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
 
     @property
     def value_targets(self) -> np.ndarray:
-        """z per recorded position from the player to move's view."""
-        return np.where(self.to_play == 0, self.outcome, -self.outcome).astype(np.float32)
+        """Per recorded position, player to move's view: (1 - q_weight) z + q_weight q."""
+        z = np.where(self.to_play == 0, self.outcome, -self.outcome).astype(np.float32)
+        if self.q_weight == 0.0 or self.root_value is None:
+            return z
+        return ((1.0 - self.q_weight) * z + self.q_weight * self.root_value).astype(np.float32)
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -66,6 +71,7 @@ class _Trajectory:
     legal: list = field(default_factory=list)
     to_play: list = field(default_factory=list)
     move_number: list = field(default_factory=list)
+    root_value: list = field(default_factory=list)
     actions: list = field(default_factory=list)
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
@@ -193,6 +199,7 @@ class SelfPlayWorker:
                 t.legal.append(legal[b])
                 t.to_play.append(to_play[b])
                 t.move_number.append(int(num_moves[b]))
+                t.root_value.append(float(result.value[b]))
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
@@ -255,4 +262,6 @@ class SelfPlayWorker:
             no_resign=t.no_resign,
             false_resign=false_resign,
             score=score,
+            root_value=np.clip(np.asarray(t.root_value, np.float32), -1.0, 1.0),
+            q_weight=self.cfg.value_q_weight,
         )

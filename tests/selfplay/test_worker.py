@@ -148,3 +148,25 @@ def test_no_pass_moves_keeps_young_games_going_and_out_of_the_targets():
 def test_no_pass_moves_must_not_be_negative():
     with pytest.raises(ValueError, match="no_pass_moves"):
         SelfPlayConfig(no_pass_moves=-1)
+
+
+def test_value_q_weight_mixes_the_root_value_into_the_target():
+    """Every position is judged lost for player 0 (root values near -0.9 / +0.9 from the mover's
+    view); the targets are (1 - w) z + w q with q the recorded search's root value."""
+    game = make_game("tictactoe")
+    kw = dict(games_in_parallel=4, resign_threshold=None, full_search_prob=1.0)
+    runs = {}
+    for w in (0.0, 0.5):
+        worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8),
+                                SelfPlayConfig(value_q_weight=w, **kw), seed=3)
+        runs[w] = play_games(worker, 4)[:4]
+    for plain, mixed in zip(runs[0.0], runs[0.5]):
+        assert plain.actions == mixed.actions  # the weight changes targets, not play
+        z = np.where(mixed.to_play == 0, mixed.outcome, -mixed.outcome)
+        np.testing.assert_array_equal(plain.value_targets, z)
+        q = mixed.root_value
+        assert len(q) == len(z) and np.all(np.abs(q) <= 1)
+        assert mixed.to_play[0] == 0 and q[0] == pytest.approx(-0.9)  # the first search saw player 0 losing
+        np.testing.assert_allclose(mixed.value_targets, 0.5 * z + 0.5 * q, rtol=1e-6)
+    with pytest.raises(ValueError, match="value_q_weight"):
+        SelfPlayConfig(value_q_weight=1.5)
