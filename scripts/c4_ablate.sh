@@ -16,4 +16,6 @@ run base
 run no-pcr selfplay.full_search_prob=1.0
 run gumbel search.algorithm=gumbel
 run temp16 selfplay.temperature_moves=16
+# Levers tried on top of the winner above (compare with temp16).
+run temp16-qmix selfplay.temperature_moves=16 selfplay.value_q_weight=0.5
 python3 scripts/c4_ablate_summary.py runs/c4-ablate
