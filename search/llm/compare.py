@@ -220,11 +220,8 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if any(m in cfg.methods for m in SEARCH_METHODS):
         doc["kv_reuse"] = kv_reuse_check(model, task, problems[: cfg.batch], cfg.kv_check_budget or budgets[0],
                                          answer_tokens=answer_tokens, cfg=cfg)
-        k, kb = doc["kv_reuse"], doc["kv_reuse"]["bounded"]
-        log(f"KV reuse: {k['ratio']:.1f}x fewer forward tokens than re-encoding (answers identical: "
-            f"{k['same_answers']})" + ("" if kb is None else
-            f"; holding {kb['kv_budget']} of {k['kv_peak']} positions: {kb['ratio']:.1f}x, "
-            f"{kb['recomputed_tokens']} recomputed (answers identical: {kb['same_answers']})"))
+        for line in kv_reuse_lines(doc["kv_reuse"]):
+            log(line)
     return doc
 
 
@@ -306,16 +303,21 @@ def format_table(doc: dict) -> str:
             row += f"{'-':>14}" if p is None else f"{100 * p['accuracy']:>6.1f} ({p['generated_tokens']:>5.0f})"
         lines.append(row)
     if "kv_reuse" in doc:
-        k = doc["kv_reuse"]
-        lines.append(f"KV reuse (token PUCT, budget {k['budget']}): {k['forward_tokens_uncached']} forward tokens "
-                     f"re-encoding vs {k['forward_tokens_cached']} cached = {k['ratio']:.1f}x; "
-                     f"same answers: {k['same_answers']}")
-        if k.get("bounded"):
-            kb = k["bounded"]
-            lines.append(f"  holding at most {kb['kv_budget']} of the {k['kv_peak']} positions the cache peaks at: "
-                         f"{kb['forward_tokens']} forward tokens ({kb['recomputed_tokens']} recomputed after "
-                         f"eviction) = {kb['ratio']:.1f}x; same answers: {kb['same_answers']}")
+        lines += kv_reuse_lines(doc["kv_reuse"])
     return "\n".join(lines)
+
+
+def kv_reuse_lines(k: dict) -> list[str]:
+    """The KV reuse check (kv_reuse_check's result) as text lines."""
+    lines = [f"KV reuse (token PUCT, budget {k['budget']}): {k['forward_tokens_uncached']} forward tokens "
+             f"re-encoding vs {k['forward_tokens_cached']} cached = {k['ratio']:.1f}x; "
+             f"same answers: {k['same_answers']}"]
+    if k.get("bounded"):
+        kb = k["bounded"]
+        lines.append(f"  holding at most {kb['kv_budget']} of the {k['kv_peak']} positions the cache peaks at: "
+                     f"{kb['forward_tokens']} forward tokens ({kb['recomputed_tokens']} recomputed after "
+                     f"eviction) = {kb['ratio']:.1f}x; same answers: {kb['same_answers']}")
+    return lines
 
 
 def write_outputs(doc: dict, out_dir: str | Path, *, stem: str = "compare") -> tuple[Path, Path]:

@@ -169,7 +169,7 @@ class LMEngine:
                     size = min(size, self.kv_budget)
                 if s >= size:  # make_room() guarantees this never happens
                     raise RuntimeError("LMEngine: no free KV slot")
-                k, v = torch.zeros(self.k_pool.shape[0], size, *self.k_pool.shape[2:]), None
+                k = torch.zeros(self.k_pool.shape[0], size, *self.k_pool.shape[2:])
                 v = torch.zeros_like(k)
                 k[:, :s], v[:, :s] = self.k_pool, self.v_pool
                 self.k_pool, self.v_pool = k, v
@@ -191,16 +191,12 @@ class LMEngine:
                 raise ValueError(f"kv_budget {self.kv_budget} is too small: a forward call reads "
                                  f"{int(keep.sum())} cached positions and needs {need} new ones")
             cand = cand[np.argsort(self.last_used[cand], kind="stable")[:short]]
-            self._free_slots.extend(int(x) for x in self.slot[cand])
-            self.slot[cand] = -1
-            parents = self.parent[cand]
-            np.subtract.at(self.kv_children, parents[parents != NO_NODE], 1)
-            self.kv_held -= len(cand)
+            self._release(cand)
             self.meter.evicted_tokens += len(cand)
             short -= len(cand)
 
     def _release(self, nodes: np.ndarray) -> None:
-        """Free the slots of `nodes` (being forgotten) and tell their surviving parents."""
+        """Free the slots of `nodes` (evicted or forgotten) and tell their parents."""
         held = nodes[self.slot[nodes] >= 0]
         self._free_slots.extend(int(x) for x in self.slot[held])
         self.kv_held -= len(held)
@@ -296,9 +292,10 @@ class LMEngine:
             self._compute(prefixes, prompt_lens, todo, out, count_new)
         for i, j in dups:
             out[i] = out[j]
-        self._tick += 1
-        for node in out:
-            self.last_used[self._paths[node]] = self._tick
+        if self.kv_budget is not None:  # LRU order only matters when something may be evicted
+            self._tick += 1
+            for node in out:
+                self.last_used[self._paths[node]] = self._tick
         return out
 
     def _compute(self, prefixes, prompt_lens, todo, out, count_new: bool) -> None:
