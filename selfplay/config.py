@@ -43,6 +43,14 @@ class SelfPlayConfig:
     from the player to move's view. 0 is AlphaZero (outcome only). A share of q lowers the target's
     noise where exploration moves later in the game flipped the result (Oracle's connect-four
     study averaged the two)."""
+    random_opening_moves: int = 0
+    """A share (random_opening_fraction) of games start from k uniformly random moves, k drawn
+    uniformly from 1..this, played without search and not recorded. Self-play on its own
+    rarely reaches the lopsided positions that blunders create, so the network never learns
+    to judge them (connect four: accuracy on positions from random playouts). Random moves
+    that would end the game are taken back. 0: off (AlphaZero)."""
+    random_opening_fraction: float = 0.5
+    """Share of games that start with random moves when random_opening_moves > 0."""
     sgf_every: int = 10
     """Write every n-th finished Go game as SGF (0: none)."""
 
@@ -57,5 +65,10 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.no_pass_moves must be >= 0, got {self.no_pass_moves}")
         if not 0.0 <= self.value_q_weight <= 1.0:
             raise ValueError(f"SelfPlayConfig.value_q_weight must lie in [0, 1], got {self.value_q_weight}")
+        if self.random_opening_moves < 0:
+            raise ValueError(f"SelfPlayConfig.random_opening_moves must be >= 0, got {self.random_opening_moves}")
+        if not 0.0 <= self.random_opening_fraction <= 1.0:
+            raise ValueError("SelfPlayConfig.random_opening_fraction must lie in [0, 1], "
+                             f"got {self.random_opening_fraction}")
         if self.cheap_simulations < 1:
             raise ValueError(f"SelfPlayConfig.cheap_simulations must be >= 1, got {self.cheap_simulations}")

@@ -101,6 +101,8 @@ class SelfPlayWorker:
         self._moves = np.zeros(B, np.int32)
         self.resign_enabled = True
         """Set by the runner: False until the network is trained enough to judge (resign_after_steps)."""
+        self.random_moves_played = 0
+        self._random_openings(np.arange(B))
 
     def _new_trajectory(self) -> _Trajectory:
         return _Trajectory(no_resign=bool(self.rng.random() < self.cfg.no_resign_fraction))
@@ -116,6 +118,38 @@ class SelfPlayWorker:
         for _ in range(moves):
             finished.extend(self._step())
         return finished
+
+    def _random_openings(self, games: np.ndarray) -> None:
+        """Play selfplay.random_opening_moves-style random starts in the (fresh) games `games`.
+
+        Each game draws whether it gets random moves and how many; one ply at a time, every game
+        still owed a move plays a uniformly random legal non-pass move. A move that ends the game
+        is taken back and the game's random start stops there, so search always gets a live position.
+        """
+        cfg = self.cfg
+        if not cfg.random_opening_moves or not len(games):
+            return
+        chosen = games[self.rng.random(len(games)) < cfg.random_opening_fraction]
+        owed = self.rng.integers(1, cfg.random_opening_moves + 1, size=len(chosen))
+        states = self.states
+        while len(chosen):
+            sub = states.take(chosen)
+            legal = sub.legal_mask()
+            if self.spec.pass_action is not None:
+                legal[:, self.spec.pass_action] = False
+            live = legal.any(axis=1)
+            keys = np.where(legal, self.rng.random(legal.shape), -1.0)
+            actions = np.where(live, keys.argmax(axis=1), NO_ACTION).astype(np.int32)
+            sub.apply(actions)
+            ok = live & ~sub.terminal()
+            keep = chosen[ok]
+            states.put(keep, sub.take(np.flatnonzero(ok)))
+            for b, a in zip(keep, actions[ok]):
+                self.traj[b].actions.append(int(a))
+            self.random_moves_played += len(keep)
+            owed = owed[ok] - 1
+            chosen = keep[owed > 0]
+            owed = owed[owed > 0]
 
     def _sample_opening(self, search: MCTS, result) -> np.ndarray:
         """Opening moves drawn from the visit counts (temperature 1), never a pass.
@@ -232,7 +266,9 @@ class SelfPlayWorker:
                 z = float(outcome[b]) if resigned[b] < 0 else (1.0 if resigned[b] == 1 else -1.0)
                 records.append(self._finish(b, z, resigned[b] >= 0,
                                             None if (score is None or resigned[b] >= 0) else float(score[b])))
-            states.reset(np.flatnonzero(done))
+            restarted = np.flatnonzero(done)
+            states.reset(restarted)
+            self._random_openings(restarted)
         # Trees follow the games: the played move's subtree, or a fresh root after a restart.
         advance = np.where(done, NO_ACTION, actions).astype(np.int32)
         self.full.advance(advance)

@@ -170,3 +170,48 @@ def test_value_q_weight_mixes_the_root_value_into_the_target():
         np.testing.assert_allclose(mixed.value_targets, 0.5 * z + 0.5 * q, rtol=1e-6)
     with pytest.raises(ValueError, match="value_q_weight"):
         SelfPlayConfig(value_q_weight=1.5)
+
+
+def test_random_openings_start_games_from_unrecorded_random_moves():
+    game = make_game("connect4")
+    cfg = SelfPlayConfig(games_in_parallel=8, full_search_prob=1.0, resign_threshold=None,
+                         temperature_moves=0, random_opening_moves=6, random_opening_fraction=0.5)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=8), cfg, seed=3)
+    records = play_games(worker, 40)
+    starts = [int(r.move_number[0]) for r in records]
+    # Half the games start at move 0, the rest after 1..6 random moves (none recorded).
+    assert 0 in starts and max(starts) <= 6 and sum(s > 0 for s in starts) >= 8
+    assert worker.random_moves_played >= sum(starts)
+    for r in records:
+        T = len(r.to_play)
+        assert len(r.actions) == r.move_number[0] + T  # random moves, then one recorded per move
+        assert np.array_equal(r.move_number, r.move_number[0] + np.arange(T))
+        s = game.new_states(1)
+        for t, a in enumerate(r.actions):
+            if t >= r.move_number[0]:
+                assert s.legal_mask()[0].tolist() == r.legal[t - r.move_number[0]].tolist()
+            s.apply(np.array([a], np.int32))
+        assert s.terminal()[0] and s.outcome()[0] == r.outcome
+
+
+def test_random_openings_never_pass_or_end_the_game():
+    game = make_game("tictactoe")
+    # Up to 9 random moves on a 9-square board: the moves that would end the game are taken back.
+    cfg = SelfPlayConfig(games_in_parallel=16, full_search_prob=1.0, resign_threshold=None,
+                         random_opening_moves=9, random_opening_fraction=1.0)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=4), cfg, seed=0)
+    records = play_games(worker, 30)
+    assert all(len(r.to_play) >= 1 for r in records)  # every game reached a searched, recorded move
+    go = make_game("go9x9")
+    cfg = SelfPlayConfig(games_in_parallel=4, random_opening_moves=20, random_opening_fraction=1.0)
+    worker = SelfPlayWorker(go, UniformEvaluator(), SearchConfig(simulations=4), cfg, seed=0)
+    nums = worker.states.num_moves()
+    assert np.all(nums >= 1) and np.all(nums <= 20) and not worker.states.terminal().any()
+    assert all(go.spec.pass_action not in t.actions for t in worker.traj)
+
+
+def test_random_opening_config_is_checked():
+    with pytest.raises(ValueError, match="random_opening_moves"):
+        SelfPlayConfig(random_opening_moves=-1)
+    with pytest.raises(ValueError, match="random_opening_fraction"):
+        SelfPlayConfig(random_opening_fraction=1.5)
