@@ -135,6 +135,13 @@ def cmd_c4_curve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_elo_curve(args: argparse.Namespace) -> int:
+    from azero.eval.elo_curve import run_elo_curve
+
+    run_elo_curve(args.tournament, args.run_dir, out=args.out, title=args.title)
+    return 0
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     from azero.eval.analyze import run_analyze
 
@@ -328,6 +335,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
     p.add_argument("--threads", type=int, default=1)
     p.set_defaults(func=cmd_c4_curve)
+
+    p = sub.add_parser("elo-curve", help="Elo of a run's checkpoints against self-play positions and wall clock",
+                       description="Reads a tournament's Elo table (players mcts:RUN/checkpoints/ckpt_<step>"
+                                   ".safetensors@SIMS, plus references such as random or gnugo:1) and plots Elo "
+                                   "with 95%% CIs against the run's self-play positions and wall clock.")
+    p.add_argument("tournament", metavar="TOURNAMENT_DIR", help="output folder of `azero tournament`")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run whose checkpoints were rated")
+    p.add_argument("--out", help="PNG to write (default TOURNAMENT_DIR/elo_curve.png; JSON beside it)")
+    p.add_argument("--title", help="plot title")
+    p.set_defaults(func=cmd_elo_curve)
 
     p = sub.add_parser("report", help="static HTML report of a run: losses, Elo, raw-vs-search curve, games")
     p.add_argument("run_dir", metavar="RUN_DIR", help="run directory")
