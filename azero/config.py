@@ -119,7 +119,33 @@ def validate(cfg: DictConfig) -> AzeroConfig:
         raise ConfigError(f"run.runner must be 'local' or 'ray', got {obj.run.runner!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
+    _check_device(obj.run.device)
     return obj
+
+
+def _check_device(requested: str) -> None:
+    """Fail before anything is written when run.device names a device this machine does not have.
+
+    A run trained in a GPU burst keeps run.device=cuda in its saved config; resumed on a CPU
+    machine it must say so plainly rather than crash inside torch."""
+    if requested in ("auto", "cpu"):
+        return
+    import torch
+
+    try:
+        device = torch.device(requested)
+    except (RuntimeError, ValueError) as e:
+        raise ConfigError(f"run.device={requested!r} is not a device: use 'auto', 'cpu' or 'cuda[:N]' ({e})") from e
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ConfigError(f"run.device={requested!r} but this machine has no CUDA device (torch "
+                              f"{torch.__version__}); use run.device=auto or run.device=cpu (with --resume, "
+                              "add it after the run directory to continue a GPU run on CPU)")
+        if device.index is not None and device.index >= count:
+            raise ConfigError(f"run.device={requested!r} but this machine has {count} CUDA device(s)")
+    elif device.type not in ("cpu", "mps"):
+        raise ConfigError(f"run.device={requested!r}: azero runs on 'cpu' or 'cuda' ('auto' picks)")
 
 
 def _explain(error: Exception, overrides: list[str]) -> str:

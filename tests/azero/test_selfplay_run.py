@@ -169,6 +169,30 @@ def test_existing_run_dir_and_bad_keys_are_refused(tmp_path, trained_run):
     assert r.returncode == 2 and "nowhere" in r.stderr
 
 
+def test_gpu_run_resumed_without_cuda_names_the_device(tmp_path, trained_run):
+    """A run that ran a GPU burst saved run.device=cuda; resuming it on a CPU machine must say so
+    before touching anything, and run.device=cpu continues it."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the refusal is for machines without it")
+    run = _copy_run(trained_run[0], tmp_path / "gpu")
+    config = run / "config.yaml"
+    text = config.read_text()
+    assert "device: auto" in text
+    config.write_text(text.replace("device: auto", "device: cuda", 1))
+    before = sorted(p.name for p in (run / "checkpoints").iterdir())
+    r = azero(["selfplay", "--resume", str(run), "train.steps=260"])
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "run.device='cuda'" in r.stderr and "run.device=cpu" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == before
+    assert "device: cuda" in config.read_text()
+    r = azero(["selfplay", "--resume", str(run), "run.device=cpu", "train.steps=260"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = azero(["selfplay", "--game", "tictactoe", "--run-dir", str(tmp_path / "z"), "run.device=gpu"])
+    assert r.returncode == 2 and "run.device='gpu'" in r.stderr, r.stderr
+
+
 def _copy_run(src: Path, dst: Path) -> Path:
     import shutil
 
