@@ -69,33 +69,19 @@ def run_c4_curve(run_dir: str | Path, *, simulations: Sequence[int] = (100,), po
 
 
 def plot_curve(curve: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from azero.eval.training_plot import CurvePoint, Reference, Series, plot_over_training
 
     points = curve["points"]
     names = [n for n in points[0]["agents"] if n != "random"] if points else []
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, key, label, scale in ((axes[0], "seconds", "wall clock (hours)", 1 / 3600),
-                                  (axes[1], "positions", "self-play positions", 1.0)):
-        for name in names:
-            pts = [(p[key] * scale, p["agents"][name]) for p in points if p[key] is not None]
-            if not pts:
-                continue
-            x = [a for a, _ in pts]
-            y = [100 * t["accuracy"] for _, t in pts]
-            lo = [100 * (t["accuracy"] - t["ci95"][0]) for _, t in pts]
-            hi = [100 * (t["ci95"][1] - t["accuracy"]) for _, t in pts]
-            ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=3, capsize=2, label=name)
-        if points:
-            ax.axhline(100 * points[0]["agents"]["random"]["accuracy"], color="grey", ls=":", label="random")
-        ax.set_xlabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("moves keeping the solved value (%)")
-    axes[0].legend(loc="lower right", fontsize=8)
-    fig.suptitle(f"connect four vs the solver: {curve['positions_per_depth']} positions per depth "
-                 f"{curve['depths']}, 95% CIs")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    series = []
+    for name in names:
+        pts = []
+        for p in points:
+            t = p["agents"][name]
+            hours = p["seconds"] / 3600 if p["seconds"] is not None else None
+            pts.append(CurvePoint(p["positions"], hours, 100 * t["accuracy"], 100 * t["ci95"][0], 100 * t["ci95"][1]))
+        series.append(Series(name, pts))
+    refs = [Reference("random", 100 * points[0]["agents"]["random"]["accuracy"])] if points else []
+    plot_over_training(series, path, ylabel="moves keeping the solved value (%)", references=refs,
+                       title=f"connect four vs the solver: {curve['positions_per_depth']} positions per depth "
+                             f"{curve['depths']}, 95% CIs")

@@ -62,36 +62,14 @@ def elo_curve(tournament_dir: str | Path, run_dir: str | Path) -> dict:
 
 
 def plot_elo_curve(curve: dict, path: Path, *, title: str | None = None) -> None:
-    import matplotlib
+    from azero.eval.training_plot import CurvePoint, Reference, Series, plot_over_training
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, key, label in ((axes[0], "positions", "self-play positions"),
-                           (axes[1], "hours", "wall clock (hours)")):
-        for sims, pts in curve["curves"].items():
-            pts = [p for p in pts if p[key] is not None]
-            if not pts:
-                continue
-            x = [p[key] for p in pts]
-            y = [p["elo"] for p in pts]
-            err = [[p["elo"] - (p["low"] if p["low"] is not None else p["elo"]) for p in pts],
-                   [(p["high"] if p["high"] is not None else p["elo"]) - p["elo"] for p in pts]]
-            ax.errorbar(x, y, yerr=err, marker="o", ms=4, capsize=3, label=f"network + {sims} simulations")
-        for i, ref in enumerate(curve["references"]):
-            color = f"C{i + 3}"
-            ax.axhline(ref["elo"], color=color, ls=":", label=ref["name"])
-            if ref.get("low") is not None and ref.get("high") is not None:
-                ax.axhspan(ref["low"], ref["high"], color=color, alpha=0.08)
-        ax.set_xlabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel(f"Elo ({curve['anchor'] or 'anchor'} = 0), 95% CI")
-    axes[0].legend(loc="upper left", fontsize=7)
-    fig.suptitle(title or f"Elo over training: {curve['tournament']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    series = [Series(f"network + {sims} simulations",
+                     [CurvePoint(p["positions"], p["hours"], p["elo"], p["low"], p["high"]) for p in pts])
+              for sims, pts in curve["curves"].items()]
+    refs = [Reference(r["name"], r["elo"], r.get("low"), r.get("high")) for r in curve["references"]]
+    plot_over_training(series, path, ylabel=f"Elo ({curve['anchor'] or 'anchor'} = 0), 95% CI", references=refs,
+                       title=title or f"Elo over training: {curve['tournament']}", legend_loc="upper left")
 
 
 def format_curve(curve: dict) -> str:
