@@ -78,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--strength", help="JSON file with the measured strength, copied into the record")
     p.add_argument("--command", help="the command(s) that trained it, for the record")
     p.add_argument("--note")
-    p.add_argument("--out", default=str(MODELS_DIR))
+    p.add_argument("--out", default=str(MODELS_DIR), help="folder for <game>.safetensors and <game>.json "
+                   "(default: the shipped models folder)")
     a = p.parse_args(argv)
+    if Path(a.out).exists() and not Path(a.out).is_dir():
+        p.error(f"--out {a.out} is a file; it names the folder the network and its record go to")
     strength = json.loads(Path(a.strength).read_text()) if a.strength else None
     weights, card = export_network(a.checkpoint, a.game, out_dir=a.out, strength=strength, note=a.note,
                                    command=a.command)
