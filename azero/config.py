@@ -124,28 +124,17 @@ def validate(cfg: DictConfig) -> AzeroConfig:
 
 
 def _check_device(requested: str) -> None:
-    """Fail before anything is written when run.device names a device this machine does not have.
-
-    A run trained in a GPU burst keeps run.device=cuda in its saved config; resumed on a CPU
-    machine it must say so plainly rather than crash inside torch."""
+    """Fail before anything is written when run.device names a device this machine does not have
+    (a run saved after a GPU burst keeps run.device=cuda; resumed on a CPU machine it must say so)."""
     if requested in ("auto", "cpu"):
         return
-    import torch
+    from azero.selfplay.network_evaluator import pick_device
 
     try:
-        device = torch.device(requested)
-    except (RuntimeError, ValueError) as e:
-        raise ConfigError(f"run.device={requested!r} is not a device: use 'auto', 'cpu' or 'cuda[:N]' ({e})") from e
-    if device.type == "cuda":
-        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        if count == 0:
-            raise ConfigError(f"run.device={requested!r} but this machine has no CUDA device (torch "
-                              f"{torch.__version__}); use run.device=auto or run.device=cpu (with --resume, "
-                              "add it after the run directory to continue a GPU run on CPU)")
-        if device.index is not None and device.index >= count:
-            raise ConfigError(f"run.device={requested!r} but this machine has {count} CUDA device(s)")
-    elif device.type not in ("cpu", "mps"):
-        raise ConfigError(f"run.device={requested!r}: azero runs on 'cpu' or 'cuda' ('auto' picks)")
+        pick_device(requested)
+    except ValueError as e:
+        raise ConfigError(f"run.device={e}; use run.device=auto or run.device=cpu (with --resume, add it after "
+                          "the run directory to continue a GPU run on CPU)") from e
 
 
 def _explain(error: Exception, overrides: list[str]) -> str:

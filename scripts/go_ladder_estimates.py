@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from azero.games.go import GoGame
+from azero.gtp.protocol import parse_response, parse_score
 
 
 def estimate(gnugo: str, moves: list[int], game: GoGame) -> float:
@@ -29,12 +30,12 @@ def estimate(gnugo: str, moves: list[int], game: GoGame) -> float:
     cmds += ["estimate_score", "quit"]
     p = subprocess.run([gnugo, "--mode", "gtp", "--chinese-rules", "--level", "10"], input="\n".join(cmds) + "\n",
                        capture_output=True, text=True, timeout=120, check=True)
-    answers = [r.strip() for r in p.stdout.split("\n\n") if r.strip()]
-    errors = [r for r in answers if r.startswith("?")]
-    if errors:
-        raise RuntimeError(f"GNU Go refused the replay: {errors[0]}")
-    text = answers[-2 if answers[-1] == "=" else -1][1:].split()[0]  # e.g. 'W+12.5' (the last '=' is quit's)
-    return float(text[2:]) * (1 if text[0] == "B" else -1)
+    responses = [parse_response(block.strip().splitlines()) for block in p.stdout.split("\n\n") if block.strip()]
+    refused = [r.text for r in responses if not r.ok]
+    if refused:
+        raise RuntimeError(f"GNU Go refused the replay: {refused[0]}")
+    # The last response is quit's; the one before answers estimate_score, e.g. 'W+12.5 (upper bound: ...)'.
+    return parse_score(responses[-2].text.split()[0])
 
 
 def main(argv: list[str] | None = None) -> int:

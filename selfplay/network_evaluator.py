@@ -17,10 +17,26 @@ import torch
 
 
 def pick_device(requested: str = "auto") -> torch.device:
-    """'auto' means CUDA when present, else CPU; anything else is passed to torch."""
+    """'auto' means CUDA when present, else CPU; 'cpu' or 'cuda[:N]' otherwise.
+
+    ValueError, naming what is wrong, for a string that is not a device or a CUDA device
+    this machine lacks (a run saved after a GPU burst, resumed on a CPU machine): callers
+    fail before any work instead of deep inside torch."""
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(requested)
+    try:
+        device = torch.device(requested)
+    except (RuntimeError, ValueError) as e:
+        raise ValueError(f"{requested!r} is not a device: use 'auto', 'cpu' or 'cuda[:N]' ({e})") from e
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"{requested!r} but this machine has no CUDA device (torch {torch.__version__})")
+        if device.index is not None and device.index >= count:
+            raise ValueError(f"{requested!r} but this machine has {count} CUDA device(s)")
+    elif device.type not in ("cpu", "mps"):
+        raise ValueError(f"{requested!r}: azero runs on 'cpu' or 'cuda' ('auto' picks)")
+    return device
 
 
 class NetworkEvaluator:
