@@ -42,7 +42,13 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    print(config_to_yaml(load_config(_overrides(args))), end="")
+    from azero.runs.launch import compose_new
+
+    # exactly as `azero selfplay --game G` composes it: the game's budget preset included
+    overrides = _overrides(args)
+    if args.game:
+        overrides = overrides[1:]  # compose_new adds game= (and preset=) itself
+    print(config_to_yaml(compose_new(overrides, args.game)), end="")
     return 0
 
 
@@ -72,11 +78,35 @@ def cmd_bench_mcts(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_inference(args: argparse.Namespace) -> int:
+    from azero.bench.inference import run_inference_bench
+
+    batches = [int(b) for b in args.batches.split(",") if b.strip()]
+    run_inference_bench(args.game, batches=batches, seconds=args.seconds, rounds=args.rounds, threads=args.threads)
+    return 0
+
+
+def cmd_bench_accuracy(args: argparse.Namespace) -> int:
+    from azero.bench.accuracy import run_accuracy_bench
+
+    run_accuracy_bench(args.checkpoint, args.run_dir, game_name=args.game, positions=args.positions,
+                       search_positions=args.search_positions, simulations=args.sims, threads=args.threads,
+                       seed=args.seed)
+    return 0
+
+
+def cmd_bench_train(args: argparse.Namespace) -> int:
+    from azero.bench.train import run_train_bench
+
+    run_train_bench(args.game, batch=args.batch, seconds=args.seconds, rounds=args.rounds, threads=args.threads)
+    return 0
+
+
 def cmd_bench_selfplay(args: argparse.Namespace) -> int:
     from azero.bench.selfplay import run_selfplay_bench
 
-    run_selfplay_bench(args.game, seconds=args.seconds, server_workers=args.workers,
-                       overrides=list(args.overrides or []))
+    run_selfplay_bench(args.game, seconds=args.seconds, rounds=args.rounds, server_workers=args.workers,
+                       overrides=list(args.overrides or []), configurations=not args.no_configurations)
     return 0
 
 
@@ -234,11 +264,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--thread-batch", type=int, default=256,
                    help="games per thread in the scaling figure (default 256)")
     p.set_defaults(func=cmd_bench_mcts)
+    p = bsub.add_parser("inference", help="raw network forward evals/s per backend (torch, OpenVINO) and "
+                                          "precision (f32, bf16), with ratios to torch f32 eager")
+    p.add_argument("--game", default="go9x9", help="game whose preset network is measured, with a 6x64 one")
+    p.add_argument("--batches", default="16,32,64,128,256", help="batch sizes, comma-separated")
+    p.add_argument("--seconds", type=float, default=0.5, help="time per figure and round (default 0.5)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads per forward pass (default 1)")
+    p.set_defaults(func=cmd_bench_inference)
+    p = bsub.add_parser("accuracy", help="the default inference (bf16, OpenVINO) vs torch f32 on a run's positions: "
+                                         "policy KL, value gap, search move agreement")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run with replay/ shards and sgf/ games")
+    p.add_argument("--checkpoint", default="shipped", help="network (default: the game's shipped network)")
+    p.add_argument("--game", default="go9x9", help="game (default go9x9)")
+    p.add_argument("--positions", type=int, default=10_000, help="replay positions (default 10,000)")
+    p.add_argument("--search-positions", type=int, help="positions searched (default: --positions)")
+    p.add_argument("--sims", type=int, default=200, help="simulations per search (default 200)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_bench_accuracy)
+    p = bsub.add_parser("train", help="trainer steps/s with float32 and bf16 autocast")
+    p.add_argument("--game", default="go9x9", help="game whose preset network is measured, with a 6x64 one")
+    p.add_argument("--batch", type=int, default=128, help="training batch (default 128, the presets')")
+    p.add_argument("--seconds", type=float, default=1.5, help="time per figure and round (default 1.5)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    p.set_defaults(func=cmd_bench_train)
     p = bsub.add_parser("selfplay", help="self-play evaluations/s vs the raw network forward pass; "
                                          "in-process vs inference server")
-    p.add_argument("--game", default="go9x9", help="game whose default network is measured (default go9x9)")
-    p.add_argument("--seconds", type=float, default=10.0, help="time per figure (default 10)")
-    p.add_argument("--workers", type=int, default=2, help="worker threads sharing the server (default 2)")
+    p.add_argument("--game", default="go9x9", help="game whose preset is measured (default go9x9)")
+    p.add_argument("--seconds", type=float, default=5.0, help="time per figure and round (default 5)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
+    p.add_argument("--workers", type=int, default=2, help="workers in the multi-worker configurations (default 2)")
+    p.add_argument("--no-configurations", action="store_true",
+                   help="skip part 3 (workers, server, games per worker)")
     _add_overrides(p)
     p.set_defaults(func=cmd_bench_selfplay)
     p = sub.add_parser("tournament", help="round-robin or gauntlet between player specs, resumable, with Elo",

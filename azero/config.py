@@ -23,6 +23,7 @@ from azero.games.config import GameConfig
 from azero.search.config import SearchConfig
 from azero.selfplay.config import SelfPlayConfig
 from azero.train.network import NetworkConfig
+from azero.train.precision import BACKENDS, PRECISIONS
 from azero.train.replay import ReplayConfig
 from azero.train.trainer import TrainConfig
 
@@ -40,6 +41,17 @@ class RunConfig:
     """Run directory; null makes runs/<game>-<timestamp>."""
     device: str = "auto"
     """Network device for self-play and training: 'auto' (CUDA if present), 'cpu', 'cuda'."""
+    precision: str = "auto"
+    """Network arithmetic for self-play inference: 'auto' (bf16 where the device has native bf16:
+    CUDA, or a CPU with avx512_bf16 / AMX; f32 elsewhere), 'f32', 'bf16'. Search, targets and
+    checkpoints stay float32 (train.precision sets the trainer's)."""
+    backend: str = "auto"
+    """Inference engine: 'auto' (OpenVINO on a CPU where it is installed, else torch), 'torch',
+    'openvino' (CPU only; falls back to torch with a warning if it is missing or fails)."""
+    async_reload: bool = True
+    """OpenVINO: compile each training round's new weights in a background thread and swap them in
+    between batches (~1 s per compile off the self-play path). false compiles in place: slower,
+    but a one-worker run is then deterministic for its seed with every backend."""
     evaluator: str = "auto"
     """'inprocess' (each worker runs the net itself), 'server' (a shared batching inference
     server), or 'auto' (in-process on CPU, server on CUDA; see `azero bench selfplay`)."""
@@ -117,6 +129,10 @@ def validate(cfg: DictConfig) -> AzeroConfig:
         raise ConfigError(f"bad configuration: {e}") from e
     if obj.run.runner not in ("local", "ray"):
         raise ConfigError(f"run.runner must be 'local' or 'ray', got {obj.run.runner!r}")
+    for key, value, allowed in (("run.precision", obj.run.precision, PRECISIONS),
+                                ("run.backend", obj.run.backend, BACKENDS)):
+        if value not in allowed:
+            raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
     _check_device(obj.run.device)

@@ -5,15 +5,26 @@ are the softmax of the policy logits over legal actions only (illegal actions
 get exactly 0), values are the value head's output in [-1, 1] from the
 perspective of the player to move (the network sees observations from that
 perspective, so no sign flip happens here).
+
+Precision and backend (azero.train.precision): `precision='auto'` runs bf16 where the device
+has it natively, `backend='auto'` runs OpenVINO on a CPU where it is installed. Whatever runs
+the network, the search receives float32 priors and values. An OpenVINO model that cannot be
+built or run falls back to torch at the same precision with one warning line, never a crash
+in the middle of a run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 
 import numpy as np
 import torch
+
+from azero.train.precision import resolve_backend, resolve_precision
+
+log = logging.getLogger(__name__)
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -40,45 +51,97 @@ def pick_device(requested: str = "auto") -> torch.device:
 
 
 class NetworkEvaluator:
-    """Runs a torch policy-value network on batches of observations."""
+    """Runs a torch policy-value network on batches of observations.
 
-    def __init__(self, net: torch.nn.Module, *, device: str | torch.device = "auto", threads: int | None = None):
+    `self.net` is always the torch module with the current weights (reload_checkpoint and the
+    fallback read it); with the OpenVINO backend `self.openvino` runs a compiled copy of it.
+    """
+
+    def __init__(self, net: torch.nn.Module, *, device: str | torch.device = "auto", threads: int | None = None,
+                 precision: str = "auto", backend: str = "auto", async_reload: bool = True, streams: int = 1):
+        """`threads`: CPU threads per forward pass (torch's are process-wide); `streams`: threads that
+        call evaluate() at the same time (OpenVINO runs that many requests in parallel)."""
         self.device = pick_device(device) if isinstance(device, str) else device
         self.net = net.to(self.device).eval()
+        self.precision = resolve_precision(precision, self.device.type)
+        self.backend = resolve_backend(backend, self.device.type)
+        if backend == "auto" and not hasattr(net, "obs_shape"):
+            self.backend = "torch"  # OpenVINO traces a fixed input shape: only nets that declare it
         if self.device.type == "cuda":
             # channels_last + bf16 autocast: the fast path for convolutions on recent GPUs.
             self.net = self.net.to(memory_format=torch.channels_last)
         if threads is not None and self.device.type == "cpu":
             torch.set_num_threads(threads)
+        self.openvino = None
+        if self.backend == "openvino":
+            from azero.train.openvino_backend import OpenVinoError, OpenVinoNet
+
+            try:
+                self.openvino = OpenVinoNet(self.net, precision=self.precision, threads=threads or None,
+                                            streams=streams, async_reload=async_reload)
+            except OpenVinoError as e:
+                self._fall_back(e)
         self.evaluations = 0
         self.batches = 0
         self.forward_seconds = 0.0
         """Wall time spent inside the network's forward pass (what `azero bench selfplay` compares with)."""
 
+    @property
+    def describe(self) -> str:
+        """'openvino bf16', 'torch f32', ...: what actually runs the network."""
+        return f"{'openvino' if self.openvino is not None else 'torch'} {self.precision}"
+
+    def _fall_back(self, error: Exception) -> None:
+        log.warning("OpenVINO backend unavailable, running the network with torch %s instead: %s",
+                    self.precision, error)
+        self.openvino = None
+        self.backend = "torch"
+
     def load_state_dict(self, state_dict: dict) -> None:
         """Swap in new weights between two batches (hot reload)."""
         self.net.load_state_dict(state_dict)
         self.net.eval()
+        if self.openvino is not None:
+            self.openvino.reload(state_dict)
+
+    def wait_reload(self) -> None:
+        """Until a background reload (OpenVINO) has swapped the newest weights in; no-op for torch."""
+        if self.openvino is not None:
+            self.openvino.wait_reload()
 
     def _autocast(self):
-        if self.device.type == "cuda":
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        if self.precision == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
+
+    @torch.inference_mode()
+    def forward(self, obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """The raw network: (logits [B, A], values [B]) as float32 tensors on self.device (no masking)."""
+        if self.openvino is not None:
+            from azero.train.openvino_backend import OpenVinoError
+
+            try:
+                logits, values = self.openvino.infer(obs)
+                return torch.from_numpy(logits), torch.from_numpy(values)
+            except OpenVinoError as e:
+                self._fall_back(e)
+        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
+        if self.device.type == "cuda":
+            x = x.contiguous(memory_format=torch.channels_last)
+        with self._autocast():
+            logits, value = self.net(x)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # so the forward time is not attributed to the copy below
+        return logits.float(), value.float().reshape(-1)
 
     @torch.inference_mode()
     def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if obs.ndim != 4 or legal.ndim != 2 or obs.shape[0] != legal.shape[0]:
             raise ValueError(f"evaluate: expected obs [B, C, H, W] and legal [B, A] with the same B, "
                              f"got {obs.shape} and {legal.shape}")
-        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
-        if self.device.type == "cuda":
-            x = x.contiguous(memory_format=torch.channels_last)
         mask = torch.from_numpy(np.ascontiguousarray(legal, dtype=bool)).to(self.device)
         t0 = time.perf_counter()
-        with self._autocast():
-            logits, value = self.net(x)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()  # so the forward time is not attributed to the copy below
+        logits, value = self.forward(obs)
         self.forward_seconds += time.perf_counter() - t0
         logits = logits.float().masked_fill(~mask, float("-inf"))
         # Rows with no legal action (terminal leaves) would be all -inf: give them zeros.
@@ -88,4 +151,4 @@ class NetworkEvaluator:
         self.evaluations += obs.shape[0]
         self.batches += 1
         return (priors.cpu().numpy().astype(np.float32, copy=False),
-                value.float().reshape(-1).cpu().numpy().astype(np.float32, copy=False))
+                value.cpu().numpy().astype(np.float32, copy=False))

@@ -16,10 +16,14 @@ On one CPU with the same thread count, N steps + save + load + M steps gives
 bit-identical weights to N + M uninterrupted steps (tests/train/test_trainer.py).
 On CUDA the same holds up to the nondeterminism of cuDNN kernels.
 
-Device: CUDA when available, else CPU. On CUDA the forward pass runs under
-bf16 autocast (bf16 has float32's range, so no loss scaling is needed) with
-channels_last tensors, the layout tensor cores want; on CPU everything stays
-float32 and contiguous.
+Device: CUDA when available, else CPU. Precision (`precision`, see
+azero.train.precision): by default the forward pass runs under bf16 autocast where
+the device computes bf16 natively (CUDA; CPUs with avx512_bf16 or AMX), since bf16
+has float32's range and needs no loss scaling. Measured on a 2-core EPYC with
+avx512_bf16, batch 128, one thread: 11.9 -> 20.5 steps/s for the 4x32 preset net,
+3.1 -> 5.8 for 6x64 (`azero bench train`). Master weights, gradients' accumulation
+into them, optimizer state and checkpoints stay float32. On CUDA tensors are also
+channels_last, the layout tensor cores want.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from azero.train.checkpoint import (
     save_checkpoint,
 )
 from azero.train.network import PolicyValueNet, masked_log_softmax
+from azero.train.precision import PRECISIONS, check_choice, resolve_precision
 
 log = logging.getLogger(__name__)
 
@@ -99,12 +104,16 @@ class TrainConfig:
     """Weight of the value MSE against the policy cross-entropy."""
     seed: int = 0
     """Seed of the trainer's numpy generator (replay sampling)."""
+    precision: str = "auto"
+    """Forward/backward arithmetic: 'auto' (bf16 autocast where the device has native bf16: CUDA, or a
+    CPU with avx512_bf16 / AMX; float32 elsewhere), 'f32' or 'bf16'. Weights and optimizer stay float32."""
     bf16: bool = True
-    """On CUDA, run the forward pass under bf16 autocast (ignored on CPU)."""
+    """Older switch kept so saved run configs load: false forces float32 whatever `precision` says."""
     channels_last: bool = True
     """On CUDA, keep weights and inputs in channels_last memory format (ignored on CPU)."""
 
     def __post_init__(self) -> None:
+        check_choice("train.precision", self.precision, PRECISIONS)
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"TrainConfig.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -154,6 +163,7 @@ class Trainer:
         self.cfg = cfg if cfg is not None else TrainConfig()
         self.device = select_device(device)
         self.on_cuda = self.device.type == "cuda"
+        self.precision = resolve_precision(self.cfg.precision, self.device.type) if self.cfg.bf16 else "f32"
         self.net = net.to(self.device)
         if self.on_cuda and self.cfg.channels_last:
             self.net = self.net.to(memory_format=torch.channels_last)
@@ -168,8 +178,8 @@ class Trainer:
     # ------------------------------------------------------------------ training
 
     def _autocast(self):
-        if self.on_cuda and self.cfg.bf16:
-            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        if self.precision == "bf16":
+            return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
     def _to_device(self, batch: dict[str, Any]) -> tuple[torch.Tensor, ...]:

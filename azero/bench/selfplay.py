@@ -1,30 +1,34 @@
-"""`azero bench selfplay`: how close self-play gets to the network's own speed.
+"""`azero bench selfplay`: self-play evaluations/s with the default inference against float32
+eager torch, and against the network's own speed, in one run.
 
-In one run, with the default network of the chosen game on this machine:
-  1. raw forward: the network alone on batches of B real observations (inference mode);
-  2. self-play in-process: one SelfPlayWorker with B games, evaluations/s including search,
-     game rules, batching and Python. The goal figure is (2)/(1) >= 0.9. Because this
-     machine's load drifts between two measurements, the evaluator also times its own
-     forward passes during (2); evaluations / forward time is the raw rate under exactly
-     the same conditions, and that ratio is printed too;
-  3. self-play through the InferenceServer: W worker threads x B games sharing one server;
-     evaluations/s and the mean batch the server formed.
+With the game's preset (what `azero selfplay --game G` runs), on this machine:
+  1. raw forward: the network alone on a batch of B real observations, f32 eager torch and the
+     default (run.backend / run.precision = auto), in alternating rounds;
+  2. self-play in-process: one SelfPlayWorker with B games per variant, evaluations/s including
+     search, game rules, batching and Python, in alternating rounds (medians; the machine's load
+     drifts between two long windows). The evaluator also times its own forward passes, so
+     evaluations / forward time is the raw rate under exactly the same conditions;
+  3. configurations: the default inference with W workers in-process, or behind one inference
+     server, and other games per worker: total self-play evaluations/s of each (what picks the
+     run.workers / run.evaluator / selfplay.games_in_parallel defaults).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 import threading
 import time
 
 import numpy as np
 import torch
 
-from azero.config import load_config, validate
-from azero.games.config import game_from_config
 from azero.selfplay.inference_server import InferenceServer
 from azero.selfplay.network_evaluator import NetworkEvaluator
 from azero.selfplay.worker import SelfPlayWorker
 from azero.train.network import PolicyValueNet
+
+F32_EAGER = {"backend": "torch", "precision": "f32"}
 
 
 def _observations(game, batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -38,76 +42,102 @@ def _observations(game, batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return states.encode(), states.legal_mask()
 
 
-def raw_forward_rate(net, obs: np.ndarray, seconds: float) -> float:
-    x = torch.from_numpy(obs)
-    net.eval()
-    n = 0
-    with torch.inference_mode():
-        net(x)  # warm-up
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < seconds:
-            net(x)
-            n += len(obs)
-    return n / (time.perf_counter() - t0)
-
-
 def selfplay_rate(worker: SelfPlayWorker, seconds: float) -> float:
-    worker.play(1)  # warm-up: trees and buffers allocated
     e0, t0 = worker.evaluations, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         worker.play(1)
     return (worker.evaluations - e0) / (time.perf_counter() - t0)
 
 
-def run_selfplay_bench(game_name: str = "go9x9", *, seconds: float = 10.0, server_workers: int = 2,
-                       overrides: list[str] | None = None, log=print) -> dict:
-    # 200 simulations: a full 800-simulation move of 32 games takes longer than a measurement.
-    cfg = validate(load_config([f"game={game_name}", "search.simulations=200", *(overrides or [])]))
+def parallel_rate(workers: list[SelfPlayWorker], seconds: float) -> float:
+    """Total evaluations/s of workers playing at once, one thread each."""
+    rates = [0.0] * len(workers)
+    threads = [threading.Thread(target=lambda i=i: rates.__setitem__(i, selfplay_rate(workers[i], seconds)))
+               for i in range(len(workers))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(rates)
+
+
+def _configuration_rate(game, net, cfg, *, workers: int, games: int, server: bool, seconds: float) -> float:
+    run = cfg.run
+    kw = {"device": "cpu", "threads": run.threads, "precision": run.precision, "backend": run.backend}
+    sp = dataclasses.replace(cfg.selfplay, games_in_parallel=games)
+    evaluator = NetworkEvaluator(net, streams=1 if server else workers, **kw)
+    srv = InferenceServer(evaluator, max_batch=run.server_max_batch, max_wait_ms=run.server_max_wait_ms).start() \
+        if server else None
+    try:
+        ws = [SelfPlayWorker(game, srv or evaluator, cfg.search, sp, seed=cfg.seed + i) for i in range(workers)]
+        for w in ws:
+            w.play(1)  # warm-up: trees and buffers allocated
+        return parallel_rate(ws, seconds)
+    finally:
+        if srv is not None:
+            srv.stop()
+
+
+def run_selfplay_bench(game_name: str = "go9x9", *, seconds: float = 5.0, rounds: int = 3, server_workers: int = 2,
+                       overrides: list[str] | None = None, configurations: bool = True, log=print) -> dict:
+    from azero.runs.launch import compose_new
+    from azero.config import validate
+    from azero.games.config import game_from_config
+
+    if rounds < 1 or seconds <= 0 or server_workers < 1:
+        raise ValueError("bench selfplay: need rounds >= 1, seconds > 0 and workers >= 1")
+    cfg = validate(compose_new(list(overrides or []), game_name))
     game = game_from_config(cfg.game)
     torch.manual_seed(cfg.seed)
     if cfg.run.threads:
         torch.set_num_threads(cfg.run.threads)
     net = PolicyValueNet(game.spec, cfg.model).eval()
     B = cfg.selfplay.games_in_parallel
-    threads = torch.get_num_threads()
+    default = {"backend": cfg.run.backend, "precision": cfg.run.precision}
+    evaluators = {"f32 eager": NetworkEvaluator(net, device="cpu", threads=cfg.run.threads, **F32_EAGER),
+                  "default": NetworkEvaluator(net, device="cpu", threads=cfg.run.threads, **default)}
     log(f"azero bench selfplay: {game.spec.name}, net {cfg.model.blocks}x{cfg.model.channels}, B={B} games, "
         f"{cfg.search.simulations} sims (cheap {cfg.selfplay.cheap_simulations}, full p={cfg.selfplay.full_search_prob}), "
-        f"torch threads={threads}, {seconds:g} s per figure")
+        f"threads={cfg.run.threads}; default inference = {evaluators['default'].describe} "
+        f"(run.backend={cfg.run.backend}, run.precision={cfg.run.precision}); "
+        f"{rounds} alternating rounds of {seconds:g} s, medians")
+
+    from azero.bench.inference import forward_rate
+
     obs, _ = _observations(game, B, cfg.seed)
-    raw = raw_forward_rate(net, obs, seconds)
-    log(f"  raw forward pass, batch {B}:            {raw:10,.0f} evals/s")
+    raw = {k: statistics.median([forward_rate(e, obs, seconds / 2) for _ in range(rounds)])
+           for k, e in evaluators.items()}
+    log(f"  1. raw forward pass, batch {B}:  f32 eager {raw['f32 eager']:9,.0f} evals/s   "
+        f"default {raw['default']:9,.0f} evals/s   ratio {raw['default'] / raw['f32 eager']:.2f}x")
 
-    evaluator = NetworkEvaluator(net, device="cpu")
-    worker = SelfPlayWorker(game, evaluator, cfg.search, cfg.selfplay, seed=cfg.seed)
-    worker.play(1)  # warm-up
-    e0, f0, t0 = evaluator.evaluations, evaluator.forward_seconds, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        worker.play(1)
-    wall = time.perf_counter() - t0
-    evals = evaluator.evaluations - e0
-    sp, inner = evals / wall, evals / max(evaluator.forward_seconds - f0, 1e-9)
-    mean_batch = evaluator.evaluations / max(evaluator.batches, 1)
-    log(f"  self-play in-process (search+games):   {sp:10,.0f} evals/s  mean batch {mean_batch:.1f}  "
-        f"ratio to (1) {sp / raw:.2f}")
-    log(f"  ... its forward passes alone:          {inner:10,.0f} evals/s  "
-        f"ratio {sp / inner:.2f} (goal >= 0.9; same run, same load)")
+    workers = {k: SelfPlayWorker(game, e, cfg.search, cfg.selfplay, seed=cfg.seed) for k, e in evaluators.items()}
+    for w in workers.values():
+        w.play(1)  # warm-up
+    sp = {k: [] for k in workers}
+    inner = {k: [] for k in workers}
+    for _ in range(rounds):
+        for k, w in workers.items():
+            e = evaluators[k]
+            e0, f0 = e.evaluations, e.forward_seconds
+            sp[k].append(selfplay_rate(w, seconds))
+            inner[k].append((e.evaluations - e0) / max(e.forward_seconds - f0, 1e-9))
+    med = {k: statistics.median(v) for k, v in sp.items()}
+    for k in workers:
+        fw = statistics.median(inner[k])
+        log(f"  2. self-play in-process, {k:>9}: {med[k]:9,.0f} evals/s   its forward passes alone {fw:9,.0f} "
+            f"evals/s (search, games and Python take {100 * (1 - med[k] / fw):.0f}% of the time)")
+    ratio = med["default"] / med["f32 eager"]
+    log(f"  self-play speedup of the default over f32 eager: {ratio:.2f}x")
+    out = {"raw": raw, "selfplay": med, "speedup": ratio}
 
-    server = InferenceServer(NetworkEvaluator(net, device="cpu"), max_batch=cfg.run.server_max_batch,
-                             max_wait_ms=cfg.run.server_max_wait_ms).start()
-    workers = [SelfPlayWorker(game, server, cfg.search, cfg.selfplay, seed=cfg.seed + i)
-               for i in range(server_workers)]
-    rates = [0.0] * server_workers
-    threads_ = [threading.Thread(target=lambda i=i: rates.__setitem__(i, selfplay_rate(workers[i], seconds)))
-                for i in range(server_workers)]
-    for t in threads_:
-        t.start()
-    for t in threads_:
-        t.join()
-    stats = server.stats()
-    server.stop()
-    total = sum(rates)
-    log(f"  self-play via server, {server_workers} workers:      {total:10,.0f} evals/s  mean batch "
-        f"{stats['mean_batch']:.1f}  queue latency {stats['mean_queue_latency_ms']:.2f} ms  "
-        f"vs in-process {total / sp:.2f}x")
-    return {"raw": raw, "inprocess": sp, "ratio": sp / raw, "ratio_same_run": sp / inner, "server": total,
-            "server_mean_batch": stats["mean_batch"]}
+    if configurations:
+        rows = [(1, B, False), (server_workers, B, False), (server_workers, B, True), (1, 2 * B, False),
+                (1, max(B // 2, 1), False)]
+        log(f"  3. configurations (default inference, {seconds:g} s each):")
+        out["configurations"] = []
+        for workers_, games, server in rows:
+            rate = _configuration_rate(game, net, cfg, workers=workers_, games=games, server=server, seconds=seconds)
+            label = f"{workers_} worker(s) x {games} games, {'inference server' if server else 'in-process'}"
+            log(f"     {label:<48} {rate:9,.0f} evals/s")
+            out["configurations"].append({"workers": workers_, "games": games, "server": server, "evals_per_s": rate})
+    return out

@@ -71,8 +71,11 @@ class LocalRun:
 
         self.eval_net = PolicyValueNet(self.spec, cfg.model)
         self.eval_net.load_state_dict(self.trainer.net.state_dict())
-        self.evaluator = NetworkEvaluator(self.eval_net, device=self.device)
         self.mode = choose_evaluator_mode(cfg.run.evaluator, self.device)
+        self.evaluator = NetworkEvaluator(self.eval_net, device=self.device, threads=cfg.run.threads,
+                                          precision=cfg.run.precision, backend=cfg.run.backend,
+                                          async_reload=cfg.run.async_reload,
+                                          streams=cfg.run.workers if self.mode == "inprocess" else 1)
         self.server = None
         worker_eval = self.evaluator
         if self.mode == "server":

@@ -109,9 +109,9 @@ class TrainerActor:
 class InferenceActor:
     """InferenceServer in a threaded actor: concurrent evaluate() calls are batched together."""
 
-    def __init__(self, spec, model_cfg, device: str, max_batch: int, max_wait_ms: float):
+    def __init__(self, spec, model_cfg, device: str, max_batch: int, max_wait_ms: float, inference: dict):
         net = PolicyValueNet(spec, model_cfg)
-        self.server = InferenceServer(NetworkEvaluator(net, device=device), max_batch=max_batch,
+        self.server = InferenceServer(NetworkEvaluator(net, device=device, **inference), max_batch=max_batch,
                                       max_wait_ms=max_wait_ms).start()
         self.version = -1
 
@@ -137,13 +137,14 @@ class _ServerClient:
 
 class SelfPlayActor:
     def __init__(self, game_cfg, model_cfg, search_cfg, selfplay_cfg, device: str, seed: int, server=None,
-                 threads: int | None = 1):
+                 threads: int | None = 1, inference: dict | None = None):
         if threads:
             torch.set_num_threads(threads)
         game = game_from_config(game_cfg)
         self.local = None
         if server is None:
-            self.local = NetworkEvaluator(PolicyValueNet(game.spec, model_cfg), device=device)
+            self.local = NetworkEvaluator(PolicyValueNet(game.spec, model_cfg), device=device, threads=threads,
+                                          **(inference or {}))
             evaluator = self.local
         else:
             evaluator = _ServerClient(server)
@@ -192,7 +193,8 @@ class RayRun:
         self.server = None
         if mode == "server":
             self.server = ray.remote(max_concurrency=max(4, 2 * cfg.run.workers), **restart)(InferenceActor).remote(
-                self.spec, cfg.model, device, cfg.run.server_max_batch, cfg.run.server_max_wait_ms)
+                self.spec, cfg.model, device, cfg.run.server_max_batch, cfg.run.server_max_wait_ms,
+                self._inference())
         self.worker_cls = ray.remote(**restart)(SelfPlayActor)
         self.workers = [self._make_worker(i, epoch) for i in range(cfg.run.workers)]
         self.version = 0
@@ -208,7 +210,12 @@ class RayRun:
         cfg = self.cfg
         return self.worker_cls.remote(cfg.game, cfg.model, cfg.search, cfg.selfplay, cfg.run.device,
                                       cfg.seed * 1_000_003 + 7919 * i + 104_729 * epoch, self.server,
-                                      cfg.run.threads or 1)
+                                      cfg.run.threads or 1, self._inference())
+
+    def _inference(self) -> dict:
+        """How every actor's NetworkEvaluator runs the network (precision, backend, reload)."""
+        run = self.cfg.run
+        return {"precision": run.precision, "backend": run.backend, "async_reload": run.async_reload}
 
     def _store(self, records, step: int) -> None:
         if not records:

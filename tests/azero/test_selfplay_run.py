@@ -39,8 +39,10 @@ def shard_positions(run: Path):
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory):
     run = tmp_path_factory.mktemp("ttt") / "run"
+    # run.async_reload=false: the same games and weights on every run of the suite (a background
+    # compile lands at a batch that depends on the machine's load)
     r = azero(["selfplay", "--game", "tictactoe", "--run-dir", str(run), "train.steps=250",
-               "train.checkpoint_every=50", "seed=1"])
+               "train.checkpoint_every=50", "seed=1", "run.async_reload=false"])
     assert r.returncode == 0, r.stdout + r.stderr
     return run, r.stdout
 
@@ -103,8 +105,10 @@ def test_trained_agent_beats_random(trained_run):
     mcts = MctsPlayer(game.spec, evaluator, SearchConfig(simulations=16))
     result = play_match(game, mcts, RandomPlayer(seed=3), games=200, seed=4)
     assert result.score > 0.75, result
+    # The raw policy alone: 0.695-0.72 over seeds and precisions (f32 torch 0.71, bf16 OpenVINO
+    # 0.695-0.715); 0.65 is 5 deviations above random.
     raw = play_match(game, RawNetworkPlayer(evaluator), RandomPlayer(seed=5), games=200, opening_moves=1, seed=6)
-    assert raw.score > 0.7, raw
+    assert raw.score > 0.65, raw
 
 
 def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
@@ -256,12 +260,14 @@ def test_ray_run_survives_a_killed_worker(tmp_path):
     assert latest_checkpoint(tmp_path / "ray" / "checkpoints") is not None
 
 
-def test_local_run_is_deterministic_for_a_seed(tmp_path):
+@pytest.mark.parametrize("inference", [["run.async_reload=false"], ["run.backend=torch"]],
+                         ids=["default-backend-sync-reload", "torch"])
+def test_local_run_is_deterministic_for_a_seed(tmp_path, inference):
     from safetensors.numpy import load_file
 
     from azero.runs.launch import launch_selfplay
 
-    args = ["train.steps=20", "train.checkpoint_every=20", "replay.min_positions=100", *TINY]
+    args = ["train.steps=20", "train.checkpoint_every=20", "replay.min_positions=100", *TINY, *inference]
     for name in ("a", "b"):
         launch_selfplay(overrides=args, game="tictactoe", run_dir=str(tmp_path / name), resume=None)
     a = load_file(str(latest_checkpoint(tmp_path / "a" / "checkpoints")))

@@ -130,7 +130,9 @@ def test_hot_reload_from_checkpoint_file(tmp_path):
     path = save_checkpoint(tmp_path, step=1, tensors=model_tensors(trained), metadata={})
     states = make_game("tictactoe").new_states(4)
     obs, legal = states.encode(), states.legal_mask()
-    with InferenceServer(NetworkEvaluator(served, device="cpu"), max_wait_ms=0) as server:
+    # async_reload=False: the reload is in force at the next batch (OpenVINO's background compile
+    # would answer it with the old weights until the compile lands; tests/train/test_precision.py)
+    with InferenceServer(NetworkEvaluator(served, device="cpu", async_reload=False), max_wait_ms=0) as server:
         before = server.evaluate(obs, legal)
         server.reload_checkpoint(path)
         after = server.evaluate(obs, legal)
