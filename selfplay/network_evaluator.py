@@ -109,6 +109,11 @@ class NetworkEvaluator:
         if self.openvino is not None:
             self.openvino.wait_reload()
 
+    def close(self) -> None:
+        """Stop a background reload (OpenVINO) without compiling weights still queued."""
+        if self.openvino is not None:
+            self.openvino.close()
+
     def _autocast(self):
         if self.precision == "bf16":
             return torch.autocast(self.device.type, dtype=torch.bfloat16)

@@ -234,6 +234,7 @@ class LocalRun:
         if self.server is not None:
             self.server.stop()
             self.server = None
+        self.evaluator.close()
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
