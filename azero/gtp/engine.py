@@ -90,7 +90,8 @@ class GtpEngine:
 
     def __init__(self, evaluator: LoadedEvaluator, *, board_size: int = 9, komi: float = 7.5,
                  simulations: int | None = None, time_per_move: float | None = None,
-                 algorithm: str = "puct", seed: int = 0, name: str = "azero"):
+                 algorithm: str = "puct", seed: int = 0, name: str = "azero", now: Callable[[], float] = time.monotonic):
+        """`now`: the clock think times are measured with (tests inject one that does not depend on speed)."""
         if simulations is not None and simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.loaded = evaluator
@@ -104,6 +105,7 @@ class GtpEngine:
             simulations = MAX_TIMED_SIMULATIONS if time_per_move is not None else DEFAULT_SIMULATIONS
         self.simulations = simulations
         self.clock = TimeManager(time_per_move=time_per_move)
+        self.now = now
         self.name = name
         self.algorithm = algorithm
         self.quit_requested = False
@@ -170,6 +172,16 @@ class GtpEngine:
             raise GtpFailure("illegal move")  # a well-formed vertex off this board
         return (n - row) * n + col
 
+    @staticmethod
+    def _integer(text: str, what: str, maximum: int = 10**9) -> int:
+        """A non-negative decimal integer of at most `maximum`; GtpFailure naming `what` otherwise.
+        The length check comes first: int() refuses strings of over 4,300 digits with a ValueError."""
+        if not _INT.fullmatch(text):
+            raise GtpFailure(f"syntax error: {what} is not an integer: {text[:40]!r}")
+        if len(text.lstrip("0")) > len(str(maximum)) or int(text) > maximum:
+            raise GtpFailure(f"syntax error: {what} is too large: {text[:40]!r} (at most {maximum})")
+        return int(text)
+
     def _number(self, text: str, what: str) -> float:
         if not _NUMBER.fullmatch(text):
             raise GtpFailure(f"syntax error: {what} is not a number: {text!r}")
@@ -205,9 +217,7 @@ class GtpEngine:
     # ------------------------------------------------------------------ setup
     def cmd_boardsize(self, args):
         self._expect(args, 1, "boardsize SIZE")
-        if not _INT.fullmatch(args[0]):
-            raise GtpFailure(f"syntax error: board size is not an integer: {args[0]!r}")
-        n = int(args[0])
+        n = self._integer(args[0], "board size")
         if not MIN_SIZE <= n <= MAX_SIZE:
             raise GtpFailure("unacceptable size")
         if not self.loaded.fits(GoGame(n).spec):
@@ -235,20 +245,17 @@ class GtpEngine:
         self._expect(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
         main = self._number(args[0], "main time")
         byo = self._number(args[1], "byo-yomi time")
-        if not _INT.fullmatch(args[2]):
-            raise GtpFailure(f"syntax error: byo-yomi stones is not an integer: {args[2]!r}")
+        stones = self._integer(args[2], "byo-yomi stones")
         if main < 0 or byo < 0:
             raise GtpFailure("syntax error: times must not be negative")
-        self.clock.set_settings(main, byo, int(args[2]))
+        self.clock.set_settings(main, byo, stones)
         return ""
 
     def cmd_time_left(self, args):
         self._expect(args, 3, "time_left COLOR TIME STONES")
         colour = self._colour(args[0])
         seconds = self._number(args[1], "time")
-        if not _INT.fullmatch(args[2]):
-            raise GtpFailure(f"syntax error: stones is not an integer: {args[2]!r}")
-        self.clock.set_time_left(colour, seconds, int(args[2]))
+        self.clock.set_time_left(colour, seconds, self._integer(args[2], "stones"))
         return ""
 
     # ------------------------------------------------------------------ moves
@@ -281,7 +288,7 @@ class GtpEngine:
         return ""
 
     def _generate(self, colour: int, *, commit: bool, cleanup: bool) -> str:
-        start = time.monotonic()
+        start = self.now()
         try:
             root = self.board.position_for(colour)
         except IllegalActionError as e:
@@ -305,7 +312,7 @@ class GtpEngine:
             action = int(result.action[0])
         else:
             action, how = pass_action, "only pass is legal"
-        elapsed = time.monotonic() - start
+        elapsed = self.now() - start
         if commit:  # reg_genmove (analysis) is not a move on the game's clock
             self.clock.spend(colour, elapsed)
             self.board.play(colour, action)
@@ -328,9 +335,9 @@ class GtpEngine:
         return self._timed_search(spec, root, sims)
 
     def _timed_search(self, spec, root, sims: int):
-        t0 = time.monotonic()
+        t0 = self.now()
         result = self.agent.search(spec, root, sims)
-        self.clock.record_search(int(result.simulations[0]), time.monotonic() - t0)
+        self.clock.record_search(int(result.simulations[0]), self.now() - t0)
         return result
 
     # ------------------------------------------------------------------ scoring and display

@@ -111,13 +111,18 @@ class TimeManager:
         once). The caller measures the rate (a probe search) before the first timed move."""
         if seconds is None or self.rate is None:
             return max(1, cap)
-        return max(1, min(cap, int(self.rate * seconds)))
+        fits = self.rate * seconds  # inf for a clock like time_settings 1e308: int() of it would raise
+        return max(1, cap if not math.isfinite(fits) or fits >= cap else int(fits))
 
     def record_search(self, simulations: int, seconds: float) -> None:
-        """Fold one search's speed into the rate estimate (searches too short to time are skipped)."""
-        if simulations < 1 or seconds < 1e-3:
+        """Fold one search's speed into the rate estimate.
+
+        Every search counts, however fast: skipping those under a millisecond (as this once did)
+        left the rate unmeasured on a fast machine, and an unmeasured rate means the full budget
+        even with 0.05 s on the clock. A zero reading (a coarse clock) counts as one microsecond."""
+        if simulations < 1:
             return
-        rate = simulations / seconds
+        rate = simulations / max(seconds, 1e-6)
         self.rate = rate if self.rate is None else (1 - RATE_SMOOTHING) * self.rate + RATE_SMOOTHING * rate
 
     def spend(self, colour: int, seconds: float) -> None:

@@ -237,8 +237,20 @@ class Recorder:
         return self.agent.search(spec, root, simulations)
 
 
+class TickClock:
+    """A clock that advances 1 ms per reading: think times, and so the measured speed, do not
+    depend on how fast or loaded the machine is."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        self.t += 0.001
+        return self.t
+
+
 def test_time_settings_and_time_left_cut_the_budget(make_engine, ask):
-    e = make_engine(simulations=300)
+    e = make_engine(simulations=300, now=TickClock())
     rec = e.agent = Recorder(e.agent)
     assert ask(e, "genmove b")[0] and rec.budgets == [300]  # no clock: the fixed budget
     for bad in ("time_settings 1 2", "time_settings a 0 0", "time_settings 10 0 1.5", "time_settings -1 0 0",
@@ -295,3 +307,20 @@ def test_internal_errors_become_failures(make_engine, ask):
     ok, _, text = ask(e, "name")
     assert not ok and "internal error" in text and "kaput" in text
     assert ask(e, "protocol_version") == (True, "", "2")
+
+
+def test_huge_clocks_and_integers_are_argument_errors_or_harmless(make_engine, ask):
+    e = make_engine(simulations=12, now=TickClock())
+    rec = e.agent = Recorder(e.agent)
+    # a clock far beyond any game: moves keep coming, at the fixed budget
+    for line in ("time_settings 1e308 0 0", "time_left b 1e308 0", "time_settings 1e308 1e308 1"):
+        assert ask(e, line)[0], line
+        ok, _, text = ask(e, "genmove b")
+        assert ok, (line, text)
+        assert rec.budgets[-1] == 12
+    # integers of thousands of digits: a plain failure naming the argument, nothing stuck
+    for line, what in ((f"boardsize {'9' * 5000}", "board size"), (f"time_settings 1 1 {'7' * 5000}", "byo-yomi stones"),
+                       (f"time_left b 10 {'1' * 4400}", "stones")):
+        ok, _, text = ask(e, line)
+        assert not ok and what in text and "internal error" not in text, (line, text)
+    assert ask(e, "time_settings 0 1 0")[0] and ask(e, "genmove w")[0]

@@ -127,7 +127,12 @@ def random_line(rng: random.Random, n: int) -> str:
         line = rng.choice(["showboard", "final_score", "final_status_list alive", "final_status_list dead",
                            "list_commands", "known_command play", "name", "version", "protocol_version",
                            "time_settings 30 5 1", "time_settings 0 1 0", "time_left b 20 0",
-                           "time_left w 1 1", "quit"])
+                           "time_left w 1 1", "quit",
+                           # clocks and integers too large for floats' products and for int()
+                           "time_settings 1e308 0 0", "time_left b 1e308 0", "time_left w 1e308 1",
+                           "time_settings 1e308 1e308 1", f"boardsize {'9' * 5000}",
+                           f"time_settings 1 1 {'7' * 5000}", f"time_left b 10 {'1' * 4400}",
+                           "time_settings 600 30 5"])
     elif roll < 0.83:
         line = random_garbage(rng)
     else:
@@ -159,7 +164,7 @@ def test_random_lines_keep_the_engine_consistent(make_engine, ask, seed, algorit
     engine = make_engine(simulations=2, algorithm=algorithm)
     shadow = ShadowBoard(9)
     counts = {"ok": 0, "fail": 0, "ignored": 0, "moves": 0}
-    for step in range(2500):
+    for step in range(5000):  # x 2 seeds: 10,000 lines
         line = random_line(rng, shadow.n)
         responds, ident = expected_id(line)
         response = engine.handle(line)  # must never raise
