@@ -27,6 +27,7 @@ import math
 import operator
 from typing import Sequence
 
+import numpy as np
 from sgfmill import sgf
 
 MIN_SIZE, MAX_SIZE = 2, 19
@@ -117,6 +118,24 @@ def _int_property(root, name: str) -> int | None:
         raise SgfError(f"{name}[{raw.decode(errors='replace')}] is not an integer") from None
 
 
+def _check_legal(moves: list[int], n: int, komi: float) -> None:
+    """Replay the moves through azero's rules; SgfError naming the first illegal one (an occupied
+    point, suicide, a positional superko repetition). Two passes end a game under these rules, so
+    moves that a record has after two passes (play resumed to settle a dispute) are not checked."""
+    from azero.games.go import GoGame
+
+    game = GoGame(n, komi, max_moves=len(moves) + 1)
+    states = game.new_states(1)
+    for i, action in enumerate(moves):
+        if states.terminal()[0]:
+            return
+        if not states.legal_mask()[0, action]:
+            who = "Black" if i % 2 == 0 else "White"
+            raise SgfError(f"move {i + 1} ({who} {game.action_to_str(action)}) is illegal: an occupied point, "
+                           "suicide or a repeated position")
+        states.apply(np.array([action], dtype=np.int32))
+
+
 def read_sgf(text: str | bytes) -> SgfRecord:
     """Parse one SGF Go game (main line only); raises SgfError on anything malformed or unsupported.
 
@@ -147,7 +166,12 @@ def read_sgf(text: str | bytes) -> SgfRecord:
         raise SgfError(f"KM[{root.get_raw('KM').decode(errors='replace')}] is not a number") from None
 
     def text_prop(name: str) -> str | None:
-        return root.get(name) if root.has_property(name) else None
+        if not root.has_property(name):
+            return None
+        try:
+            return root.get(name)
+        except ValueError as e:  # UnicodeDecodeError: bytes that are not in the declared charset
+            raise SgfError(f"{name}[...] is not valid text in the file's encoding ({e})") from None
 
     moves: list[int] = []
     for k, node in enumerate(game.get_main_sequence()):
@@ -172,6 +196,7 @@ def read_sgf(text: str | bytes) -> SgfRecord:
                 f"on a {n}x{n} board"
             ) from None
         moves.append(_to_action(point, n))
+    _check_legal(moves, n, float(komi))
 
     return SgfRecord(
         board_size=n,

@@ -15,9 +15,18 @@ from azero.games.sgf import SgfError, SgfRecord, read_sgf, write_sgf
 def test_round_trip_of_random_move_lists(size, seed):
     rng = np.random.default_rng(seed)
     n_moves = int(rng.integers(1, 3 * size * size // 2))
-    # about one move in eight is a pass, so passes appear mid-game and consecutively
-    moves = [int(size * size) if rng.random() < 0.125 else int(rng.integers(size * size))
-             for _ in range(n_moves)]
+    # legal random games (read_sgf replays the rules); about one move in eight is a pass, never two
+    # in a row (that would end the game), so passes appear mid-game
+    from azero.games.go import GoGame
+
+    states = GoGame(size, 6.5, max_moves=n_moves + 1).new_states(1)
+    moves = []
+    while len(moves) < n_moves and not states.terminal()[0]:
+        points = np.flatnonzero(states.legal_mask()[0, : size * size])
+        last_pass = bool(moves) and moves[-1] == size * size
+        a = size * size if (rng.random() < 0.125 and not last_pass) or not len(points) else int(rng.choice(points))
+        states.apply(np.array([a], dtype=np.int32))
+        moves.append(a)
     text = write_sgf(size, 6.5, moves, result="W+R", black="azero-b", white="azero-w",
                      date=datetime.date(2024, 5, 17))
     assert text.startswith("(;") and "FF[4]" in text and "GM[1]" in text and f"SZ[{size}]" in text
@@ -111,3 +120,27 @@ def test_a_native_go_game_replays_from_its_sgf():
     path[0, : len(rec.moves)] = rec.moves
     replay.apply_paths(path)
     np.testing.assert_array_equal(replay.encode(), states.encode())
+
+
+def test_invalid_utf8_in_a_property_is_an_sgf_error():
+    with pytest.raises(SgfError, match="PB"):
+        read_sgf(b"(;FF[4]CA[UTF-8]GM[1]SZ[9]PB[\xc3\x28];B[ee])")
+
+
+@pytest.mark.parametrize("moves, number", [(";B[ee];W[ee]", 2), (";B[ee];W[ff];B[ff]", 3),
+                                           # suicide: White's A9 with B9 and A8 black
+                                           (";B[ba];W[ee];B[ab];W[aa]", 4)])
+def test_illegal_moves_are_rejected_naming_the_move(moves, number):
+    with pytest.raises(SgfError, match=f"move {number} "):
+        read_sgf(f"(;GM[1]SZ[9]{moves})")
+
+
+def test_a_capture_and_the_recapture_elsewhere_replay_fine():
+    # Black captures the white stone at A9 (corner) and White plays on: all legal
+    rec = read_sgf("(;GM[1]SZ[9];B[ba];W[aa];B[ab])")
+    assert len(rec.moves) == 3
+
+
+def test_moves_after_two_passes_are_not_checked():
+    # play resumed after two passes (a settled dispute): the record reads as written
+    assert read_sgf("(;GM[1]SZ[9];B[ee];W[];B[];W[ee])").moves == [40, 81, 81, 40]
