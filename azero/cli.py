@@ -422,7 +422,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # Overrides may stand between or after the options (`--run-dir D --game G a=1 --resume ...`):
+    # argparse gives the positional list only one contiguous run, so KEY=VALUE words it did not
+    # place are added to the command's overrides here; anything else is still an error.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        stray = [w for w in extra if w.startswith("-") or "=" not in w]
+        if stray or not hasattr(args, "overrides"):
+            parser.error(f"unrecognized arguments: {' '.join(stray or extra)}")
+        args.overrides = list(args.overrides or []) + extra
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

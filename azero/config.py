@@ -109,6 +109,7 @@ def register_configs() -> None:
 
 def load_config(overrides: list[str] | None = None, config_name: str = "config") -> DictConfig:
     """Compose configs/<config_name>.yaml with hydra overrides; raise ConfigError on bad input."""
+    check_overrides(overrides or [])
     register_configs()
     if not CONFIG_DIR.is_dir():
         raise ConfigError(f"config directory not found: {CONFIG_DIR}")
@@ -119,6 +120,14 @@ def load_config(overrides: list[str] | None = None, config_name: str = "config")
         raise ConfigError(_explain(e, list(overrides or []))) from e
     validate(cfg)
     return cfg
+
+
+def check_overrides(overrides: list[str]) -> None:
+    """Each override is KEY=VALUE with a key: ConfigError naming the one that is not."""
+    for o in overrides:
+        key = o.split("=", 1)[0].lstrip("+~")
+        if "=" not in o or not key.strip():
+            raise ConfigError(f"override {o!r} is not of the form key=value with a key (e.g. train.steps=500)")
 
 
 def validate(cfg: DictConfig) -> AzeroConfig:

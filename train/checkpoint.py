@@ -96,6 +96,10 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         raise CheckpointError(path, f"cannot read ({e.strerror or e})") from e
     if len(blob) < 8:
         raise CheckpointError(path, f"truncated: {len(blob)} bytes, not even a header length")
+    if blob[8:9] != b"{":  # a safetensors file is a length, then its JSON header
+        kind = ("a pickle or torch.save file" if blob[:1] == b"\x80" or blob[:2] == b"PK" else "something else")
+        raise CheckpointError(path, f"not a safetensors file (it looks like {kind}; azero loads only safetensors "
+                                    "and never unpickles)")
     (header_len,) = struct.unpack("<Q", blob[:8])
     if 8 + header_len > len(blob):
         raise CheckpointError(path, f"truncated: header claims {header_len} bytes, file has {len(blob) - 8} after the length")

@@ -158,7 +158,9 @@ def run_compare(checkpoint: str, game_name: str, budgets: Sequence[int], *, game
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from azero.runs.run_dir import make_output_dir
+
+    make_output_dir(out_dir, "--out")
     game = game_from_name(game_name)
     factory = PlayerFactory(game, device=device, threads=threads)
     ckpt_file = factory.checkpoint_file(checkpoint)

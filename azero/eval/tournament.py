@@ -190,8 +190,9 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     New players are added to the roster.
     """
     log = log or (lambda line: print(line, flush=True))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from azero.runs.run_dir import make_output_dir
+
+    out_dir = make_output_dir(out_dir, "--out")
     meta = _load_meta(out_dir)
     wanted = {"game": game_name, "seed": seed, "parallel": parallel, "opening_moves": opening_moves}
     if meta is not None:

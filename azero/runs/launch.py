@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 from omegaconf import OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from azero.config import CONFIG_DIR, AzeroConfig, ConfigError, load_config, validate
+from azero.config import CONFIG_DIR, AzeroConfig, ConfigError, check_overrides, load_config, validate
 from azero.runs.run_dir import RunDir
 
 
@@ -23,8 +24,9 @@ def compose_new(overrides: list[str], game: str | None):
 
 def compose_resume(run_dir: RunDir, overrides: list[str]):
     """The saved config of a run, with dotted overrides (e.g. train.steps=5000) on top."""
+    check_overrides(overrides)
     for o in overrides:
-        if "=" not in o or o.split("=", 1)[0] in ("game", "preset"):
+        if o.split("=", 1)[0] in ("game", "preset"):
             raise ConfigError(f"override {o!r} cannot be used with --resume (only key.path=value, and not the game)")
     try:
         cfg = OmegaConf.merge(OmegaConf.structured(AzeroConfig), OmegaConf.create(run_dir.load_config_text()),
@@ -41,6 +43,8 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
             raise ConfigError("--resume takes the run directory and its game from the saved run; "
                               "drop --run-dir/--game")
         rd = RunDir(resume)
+        if rd.path.exists() and not rd.path.is_dir():
+            raise ConfigError(f"--resume: {rd.path} is a file, not a run directory")
         if not rd.path.is_dir():
             raise ConfigError(f"--resume: {rd.path} does not exist")
         cfg = compose_resume(rd, overrides)
@@ -48,21 +52,38 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
         cfg = compose_new(overrides, game)
         path = Path(run_dir or cfg.run.run_dir or RunDir.default_name(cfg.game.name))
         rd = RunDir(path)
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"--run-dir {path} is a file, not a folder")
         if rd.config_file.exists():
             raise ConfigError(f"{path} already holds a run; continue it with --resume {path} "
                               "or choose another --run-dir")
         cfg.run.run_dir = str(path)
     obj = validate(cfg)
+    # Errors that only building the game finds (a board size out of range, an unknown OpenSpiel
+    # game) must come before anything is written: a half-made run directory would make the retry
+    # say "already holds a run", and --resume would fail again on the saved bad config.
+    from azero.games.config import game_from_config
+
+    try:
+        game_from_config(obj.game)
+    except (ValueError, KeyError, RuntimeError) as e:
+        raise ConfigError(f"bad game configuration: {e}") from e
+    fresh = not rd.path.exists()
     rd.create()
     rd.save_config(cfg)
-    if obj.run.runner == "ray":
-        from azero.runs.ray_runner import RayRun
+    try:
+        if obj.run.runner == "ray":
+            from azero.runs.ray_runner import RayRun
 
-        runner = RayRun(obj, rd)
-    else:
-        from azero.runs.local import LocalRun
+            runner = RayRun(obj, rd)
+        else:
+            from azero.runs.local import LocalRun
 
-        runner = LocalRun(obj, rd)
+            runner = LocalRun(obj, rd)
+    except BaseException:
+        if fresh and not any(rd.checkpoints.iterdir()) and not any(rd.replay.iterdir()):
+            shutil.rmtree(rd.path, ignore_errors=True)  # nothing of value was written: leave no half-made run
+        raise
     summary = runner.run()
     print(f"done: {summary['step']} train steps, {summary['games']} games, {summary['positions']:,} positions; "
           f"run dir {rd.path}", file=sys.stdout)

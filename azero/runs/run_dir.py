@@ -23,6 +23,17 @@ from omegaconf import DictConfig, OmegaConf
 from azero.train.atomic import write_atomic
 
 
+def make_output_dir(path: str | Path, option: str) -> Path:
+    """Create the folder a command writes into; a clear ValueError naming `option` (e.g. '--out')
+    when the path is an existing file, instead of a FileExistsError traceback."""
+    path = Path(path)
+    for p in (path, *path.parents):
+        if p.exists() and not p.is_dir():
+            raise ValueError(f"{option} {path}: {p} is a file, not a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 class RunDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -62,6 +73,7 @@ class RunDir:
         return self.path / "tb"
 
     def create(self) -> None:
+        make_output_dir(self.path, "--run-dir")
         for d in (self.path, self.checkpoints, self.replay, self.sgf, self.logs, self.tensorboard):
             d.mkdir(parents=True, exist_ok=True)
 

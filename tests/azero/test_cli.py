@@ -73,3 +73,50 @@ def test_no_generic_top_level_package_installed(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert r.stdout.split() == ["[]", "True"], r.stdout + r.stderr
+
+
+def test_config_resolves_the_preset_exactly_as_selfplay(capsys):
+    from omegaconf import OmegaConf
+
+    from azero.runs.launch import compose_new
+
+    assert main(["config", "--game", "go9x9"]) == 0
+    shown = OmegaConf.create(capsys.readouterr().out)
+    used = compose_new([], "go9x9")
+    assert shown.model.blocks == used.model.blocks == 4 and shown.model.channels == 32
+    assert shown.search.simulations == used.search.simulations == 64
+    assert shown.train.steps == used.train.steps == 200
+
+
+def test_overrides_may_stand_between_and_after_options(capsys):
+    assert main(["config", "train.steps=7", "--game", "tictactoe", "run.max_minutes=0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "steps: 7" in out and "max_minutes: 0.5" in out
+    assert main(["config", "--game", "tictactoe", "=1"]) == 2
+    assert "'=1'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["config", "--game", "tictactoe", "--bogus"])
+    assert "--bogus" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("overrides", [["--game", "go9x9", "game.board_size=25"],
+                                       ["game=go", "game.board_size=1"],
+                                       ["game=openspiel", "game.load=no_such_game"]])
+def test_a_late_config_error_writes_nothing(tmp_path, capsys, overrides):
+    run_dir = tmp_path / "run"
+    assert main(["selfplay", "--run-dir", str(run_dir), *overrides]) == 2
+    assert "error" in capsys.readouterr().err
+    assert not run_dir.exists()
+
+
+def test_run_dir_out_and_resume_naming_a_file_are_clear_errors(tmp_path, capsys):
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    assert main(["selfplay", "--game", "tictactoe", "--run-dir", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert main(["selfplay", "--resume", str(f)]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert main(["tournament", "--game", "tictactoe", "--players", "random", "random", "--games-per-pair", "2",
+                 "--out", str(f / "t")]) == 2
+    assert "is a file" in capsys.readouterr().err
+    assert f.read_text() == "x"

@@ -176,3 +176,16 @@ def test_nothing_is_ever_unpickled():
         assert "import pickle" not in text, src
     assert "allow_pickle=False" in (TRAIN_DIR / "replay.py").read_text()
     assert ckpt_mod.FORMAT.startswith("azero-checkpoint")
+
+
+@pytest.mark.parametrize("writer", ["torch.save", "pickle"])
+def test_a_pickle_is_named_as_not_a_safetensors_file(tmp_path, writer):
+    import pickle
+
+    path = tmp_path / "model.safetensors"  # the name says safetensors; the bytes do not
+    if writer == "torch.save":
+        torch.save({"w": torch.zeros(3)}, path)
+    else:
+        path.write_bytes(pickle.dumps({"w": [0.0] * 3}))
+    with pytest.raises(CheckpointError, match="not a safetensors file.*never unpickles"):
+        load_checkpoint(path)
