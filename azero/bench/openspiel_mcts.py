@@ -1,6 +1,6 @@
 """OpenSpiel's C++ MCTSBot as a benchmark peer.
 
-The C++ shim (csrc/openspiel_mcts.cc) is compiled on first use against the
+The C++ shim (openspiel_mcts.cc beside this file) is compiled on first use against the
 headers that ship in the open_spiel wheel and linked against pyspiel.so; the
 result is cached under ~/.cache/azero keyed by the source and pyspiel.so, so
 later runs start at once. Needs a C++17 compiler (g++).
@@ -16,7 +16,7 @@ import subprocess
 import sysconfig
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parent / "csrc" / "openspiel_mcts.cc"
+SOURCE = Path(__file__).resolve().parent / "openspiel_mcts.cc"
 TRIVIAL, RANDOM_ROLLOUT = 0, 1
 
 

@@ -26,6 +26,7 @@ class RunLogger:
         self.start_step = start_step
         self.t0 = time.perf_counter()
         self.last = -1e9
+        self._last_state = None
         self.echo = echo or (lambda line: print(line, file=sys.stdout, flush=True))
         logs_dir.mkdir(parents=True, exist_ok=True)
         self._progress = open(logs_dir / "progress.log", "a", buffering=1)
@@ -56,6 +57,12 @@ class RunLogger:
         now = time.perf_counter()
         if not force and now - self.last < self.every_s:
             return
+        # The closing (forced) line repeats nothing: skip it when no step, game or position came
+        # since the last line (only the clock and the running evals/s figure would differ).
+        state = (step, metrics.get("games"), metrics.get("positions"))
+        if force and state == self._last_state:
+            return
+        self._last_state = state
         self.last = now
         elapsed = now - self.t0
         done = step - self.start_step
