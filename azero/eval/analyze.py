@@ -9,10 +9,10 @@ use the same form; other games (Go) take whitespace-separated moves ('D4 pass').
 Output (stdout), one line per input line, in input order, flushed at once so the
 command works in a pipe. Default `--format json`, one JSON object per line:
 
-    {"position": "4453", "to_play": 1, "move": 4, "value": 0.1234, "simulations": 200,
+    {"position": "4453", "to_play": 0, "move": 4, "value": 0.1234, "simulations": 200,
      "visits": [3, 10, 22, 120, 30, 9, 6]}
 
-- to_play: 1 or 2, the player to move (1 = the player who moved first)
+- to_play: 0 or 1, the player to move (0 = the player who moved first), as everywhere in azero
 - move: the chosen column 1..7 (the game's notation; an int when it is a number)
 - value: the search's root value in [-1, 1] from the view of the player to move
 - visits: root visit counts, one per action (connect four: columns 1..7)
@@ -101,7 +101,7 @@ class Analyzer:
         result = self.search.run(state)
         action = int(result.action[0])
         move = self.game.action_to_str(action)
-        return {"position": position, "to_play": int(state.to_play()[0]) + 1,
+        return {"position": position, "to_play": int(state.to_play()[0]),
                 "move": int(move) if move.isdigit() else move, "value": round(float(result.value[0]), 4),
                 "simulations": int(result.simulations[0]), "visits": [int(v) for v in result.visits[0]]}
 

@@ -6,6 +6,7 @@ per line in the game's own notation (Go 'D4' / 'pass', connect four a column
 '1'..'7', tic-tac-toe a cell digit '0'..'8' as drawn next to the board), or
 
     undo    take back your last move and azero's reply
+    resign  give the game up (azero wins)
     quit    leave the game (end of input does the same)
     help    show this list
 
@@ -31,12 +32,13 @@ from azero.gtp.agent import SearchAgent, load_evaluator
 
 COLOURS = {"black": 0, "first": 0, "white": 1, "second": 1}
 _QUIT = ("quit", "q", "exit")
+_RESIGN = ("resign",)
 _UNDO = ("undo", "u")
 _HELP = ("help", "h", "?")
 
 
 class _Command:
-    QUIT, UNDO = "quit", "undo"
+    QUIT, UNDO, RESIGN = "quit", "undo", "resign"
 
 
 def _move_help(game) -> str:
@@ -73,7 +75,7 @@ def read_move(game, states, index: int, inp: TextIO, out: TextIO, prompt: str, *
     of input (_Command.QUIT) or, when `undo` is not None, 'undo' (_Command.UNDO; `undo` non-empty is
     the message refusing it). Anything else is refused with the reason and asked again."""
     helptext = f"Enter {_move_help(game)}" + ("; 'undo' takes back your last move and the reply" if undo is not None
-                                               else "") + "; 'quit' ends the game."
+                                               else "") + "; 'resign' gives the game up; 'quit' ends it."
     while True:
         out.write(prompt)
         out.flush()
@@ -87,6 +89,8 @@ def read_move(game, states, index: int, inp: TextIO, out: TextIO, prompt: str, *
         word = text.lower()
         if word in _QUIT:
             return _Command.QUIT
+        if word in _RESIGN:
+            return _Command.RESIGN
         if word in _HELP:
             out.write(helptext + "\n")
             continue
@@ -143,7 +147,7 @@ class HumanGame:
     def run(self) -> int:
         """Play until the game ends or the human quits; returns 0."""
         self.say(f"You are {self._mark(self.human)}, azero is {self._mark(1 - self.human)}. "
-                 f"Enter {_move_help(self.game)}; 'undo', 'quit' or 'help'.")
+                 f"Enter {_move_help(self.game)}; 'undo', 'resign', 'quit' or 'help'.")
         while True:
             self.say()
             self.say(self.states.render(0))
@@ -154,6 +158,10 @@ class HumanGame:
                 command = self._read_move()
                 if command == _Command.QUIT:
                     self.say("Game abandoned.")
+                    return 0
+                if command == _Command.RESIGN:
+                    record = f" ({'W' if self.human == 0 else 'B'}+R)" if hasattr(self.states, "score") else ""
+                    self.say(f"You resign after {len(self.moves)} moves: azero wins{record}.")
                     return 0
                 if command == _Command.UNDO:
                     self._undo()
@@ -217,8 +225,8 @@ class HumanPlayer(Player):
         for k, slot in enumerate(np.asarray(slots).tolist()):
             self.out.write("\n" + states.render(k) + "\n")
             action = read_move(self.game, states, k, self.inp, self.out, f"game {slot}, your move ({self.name}): ")
-            if action == _Command.QUIT:
-                raise HumanQuit(f"player {self.name!r} left the game")
+            if action in (_Command.QUIT, _Command.RESIGN):  # a match has no resignation to record
+                raise HumanQuit(f"player {self.name!r} {'resigned' if action == _Command.RESIGN else 'left'} the game")
             actions[k] = action
         return actions
 

@@ -238,6 +238,9 @@ def build_report(run_dir: str | Path, *, out: str | Path | None = None, tourname
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir} is not a directory (expected a run directory)")
+    if not (run_dir / "config.yaml").is_file() and not (run_dir / "logs" / "metrics.jsonl").is_file():
+        raise FileNotFoundError(f"{run_dir} is not a run directory: it has neither config.yaml nor "
+                                "logs/metrics.jsonl (see `azero selfplay --run-dir`)")
     out = Path(out) if out is not None else run_dir / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     files = out.parent / f"{out.stem}_files"

@@ -39,9 +39,9 @@ def test_valid_and_invalid_lines_in_one_stream():
     recs = [json.loads(line) for line in out]
     assert [r["position"] for r in recs] == LINES
     win, block, start = recs[:3]
-    assert win["move"] == 1 and win["to_play"] == 1 and win["value"] > 0.5
-    assert block["move"] == 1 and block["to_play"] == 2
-    assert start["to_play"] == 1 and len(start["visits"]) == 7 and sum(start["visits"]) == 300
+    assert win["move"] == 1 and win["to_play"] == 0 and win["value"] > 0.5
+    assert block["move"] == 1 and block["to_play"] == 1
+    assert start["to_play"] == 0 and len(start["visits"]) == 7 and sum(start["visits"]) == 300
     assert 1 <= start["move"] <= 7 and start["visits"][start["move"] - 1] == max(start["visits"])
     assert "move 7 ('4'): column is full" in recs[3]["error"]
     assert "move 2 ('x')" in recs[4]["error"]
@@ -68,7 +68,7 @@ def test_parse_position_rules():
     ttt = make_game("tictactoe")  # other single-character games use the same form
     a = Analyzer(ttt, UniformEvaluator(), simulations=200)
     rec = a.analyze("0314")  # X: 0, 1 ... O: 3, 4; X to move wins at 2
-    assert rec["move"] == 2 and rec["to_play"] == 1
+    assert rec["move"] == 2 and rec["to_play"] == 0
 
 
 def test_cli_streams_stdin_to_stdout():

@@ -57,12 +57,17 @@ def test_page_has_every_section(run_dir):
 
 
 def test_missing_sections_say_why(tmp_path):
+    (tmp_path / "config.yaml").write_text("game:\n  name: tictactoe\n")  # a run that has just started
     path = build_report(tmp_path, out=tmp_path / "out" / "r.html")
     page = path.read_text()
     assert "no loss records" in page and "no tournament results" in page and "no compare.json" in page
     assert "no SGF files" in page and (tmp_path / "out" / "r_files").is_dir()
     with pytest.raises(FileNotFoundError):
         build_report(tmp_path / "nope")
+    (tmp_path / "not-a-run").mkdir()
+    with pytest.raises(FileNotFoundError, match="not a run directory"):
+        build_report(tmp_path / "not-a-run")
+    assert not (tmp_path / "not-a-run" / "report.html").exists()
 
 
 def test_training_axis_from_checkpoint_names():

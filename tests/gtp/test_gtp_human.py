@@ -92,3 +92,12 @@ def test_human_player_in_a_match():
     quitter = HumanPlayer(game, inp=io.StringIO("quit\n"), out=io.StringIO())
     with pytest.raises(HumanQuit):
         play_match(game, quitter, RandomPlayer(seed=0), games=1)
+
+
+@pytest.mark.parametrize("game_name, human, result", [("go9x9", 0, "W+R"), ("go9x9", 1, "B+R"),
+                                                      ("connect4", 0, None)])
+def test_resign_ends_the_game_as_a_loss(game_name, human, result):
+    h, text = session(game_name, ["resign"], human=human, sims=4)
+    record = f" ({result})" if result else ""
+    assert f"You resign after {len(h.moves)} moves: azero wins{record}." in text
+    assert "Game abandoned" not in text
