@@ -12,11 +12,22 @@
 existing cluster (`ray start --head` on one node, `ray start --address=...` on
 the others). The run directory must be on storage every node sees.
 
-Fault tolerance: actors are created with max_restarts=-1. When a self-play
-actor dies, its in-progress games are lost (never half-written), the driver
-logs it, and the restarted actor receives the current weights with its next
-`play` call, so the run continues. Weights travel as one object in the Ray
-object store per version, shared by all workers.
+Fault tolerance: every role is an actor created with max_restarts=-1, and the
+driver survives each one's death. A call that meets a dead or restarting actor
+(ActorDiedError, ActorUnavailableError, or a task that failed because an actor
+it called died) is retried until the actor is back (`_retry`, bounded by
+ROLE_RESTART_TIMEOUT_S):
+  - self-play worker: its in-progress games are lost (never half-written); the
+    restarted actor gets the current weights with its next `play` call. One death
+    is counted once, however many calls fail while it restarts.
+  - trainer: restarts from its newest checkpoint (steps since then are redone).
+  - buffer: reloads its shards. A shard whose `add` failed is written again only
+    if the buffer's game ids show it was not written before the death, so no
+    position is lost or duplicated.
+  - inference server: restarts with fresh weights; the driver sends it the
+    current ones as soon as a worker's call through it fails.
+Weights travel as one object in the Ray object store per version, shared by all
+workers.
 """
 
 from __future__ import annotations
@@ -40,6 +51,18 @@ from azero.train.checkpoint import latest_checkpoint
 from azero.train.network import PolicyValueNet
 from azero.train.replay import ReplayBuffer
 from azero.train.trainer import Trainer
+
+
+ROLE_RESTART_TIMEOUT_S = 300.0
+"""How long the driver waits for a dead role's actor to come back before giving up."""
+
+
+def is_role_death(error: BaseException) -> bool:
+    """An actor died or is restarting, directly or inside the task that called it (a trainer whose
+    buffer died mid-sample), as opposed to an error raised by the role's own code."""
+    if isinstance(error, RayActorError):
+        return True
+    return isinstance(error, RayTaskError) and isinstance(getattr(error, "cause", None), RayActorError)
 
 
 def _cpu_state(net: torch.nn.Module) -> dict:
@@ -179,13 +202,15 @@ class RayRun:
         restart = {"max_restarts": -1}
         self.trainer = ray.remote(**restart)(TrainerActor).remote(
             self.spec, cfg.model, cfg.train, device, str(run_dir.checkpoints), cfg.seed)
-        status = ray.get(self.trainer.status.remote())
+        self.logger = None
+        self.role_restarts = {"trainer": 0, "buffer": 0, "server": 0}
+        status = self._retry("trainer", lambda: self.trainer.status.remote())
         self.start_step = status["step"]
         self.buffer = ray.remote(**restart)(BufferActor).remote(
             str(run_dir.replay), self.spec, cfg.replay, status["samples_seen"])
         # state.json is saved after each shard: a kill in between leaves it behind the buffer, and its
         # game ids would be handed out twice (as in the local runner).
-        self.games_total = max(self.games_total, int(ray.get(self.buffer.next_game_id.remote())))
+        self.games_total = max(self.games_total, int(self._retry("buffer", lambda: self.buffer.next_game_id.remote())))
         mode = cfg.run.evaluator
         if mode == "auto":
             mode = "server" if pick_device(device).type == "cuda" else "inprocess"
@@ -198,13 +223,34 @@ class RayRun:
         self.worker_cls = ray.remote(**restart)(SelfPlayActor)
         self.workers = [self._make_worker(i, epoch) for i in range(cfg.run.workers)]
         self.version = 0
-        self.weights_ref = ray.put(ray.get(self.trainer.weights.remote()))
+        self.weights_ref = ray.put(self._retry("trainer", lambda: self.trainer.weights.remote()))
         if self.server is not None:
-            ray.get(self.server.set_weights.remote(self.weights_ref, self.version))
+            self._retry("server", lambda: self.server.set_weights.remote(self.weights_ref, self.version))
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=self.start_step, echo=echo)
         self.worker_failures = 0
+        self._worker_down = [False] * cfg.run.workers  # True from a worker's failed call to its next success
         self.evaluations = [0] * cfg.run.workers
+
+    def _message(self, text: str) -> None:
+        if self.logger is not None:
+            self.logger.message(text)
+
+    def _retry(self, role: str, submit, *, timeout_s: float = ROLE_RESTART_TIMEOUT_S):
+        """ray.get(submit()), submitted again while `role`'s actor is dead or restarting."""
+        deadline = time.perf_counter() + timeout_s
+        down = False
+        while True:
+            try:
+                return ray.get(submit())
+            except (RayActorError, RayTaskError) as e:
+                if not is_role_death(e) or time.perf_counter() > deadline:
+                    raise
+                if not down:  # one death, one count, however many retries it takes
+                    down = True
+                    self.role_restarts[role] += 1
+                    self._message(f"{role} actor unavailable ({type(e).__name__}); waiting for its restart")
+                time.sleep(0.5)
 
     def _make_worker(self, i: int, epoch: int):
         cfg = self.cfg
@@ -222,7 +268,7 @@ class RayRun:
             return
         arrays = stack_records(records, self.games_total)
         if arrays is not None:
-            ray.get(self.buffer.add.remote(arrays))
+            self._add_shard(arrays)
         every = self.cfg.selfplay.sgf_every
         if every and self.spec.name.startswith("go"):
             for i, r in enumerate(records):
@@ -234,6 +280,37 @@ class RayRun:
         self.stats.add(records)
         self.state.update(games_total=self.games_total, game_stats=self.stats.to_dict())
         self.run_dir.save_state(self.state)
+
+    def _add_shard(self, arrays: dict) -> None:
+        """Write one shard, exactly once even if the buffer dies around the write."""
+        last_game = int(arrays["game_id"].max())
+        try:
+            ray.get(self.buffer.add.remote(arrays))
+            return
+        except (RayActorError, RayTaskError) as e:
+            if not is_role_death(e):
+                raise
+        # Did the shard reach the disk before the death? The restarted buffer reloads its shards.
+        if int(self._retry("buffer", lambda: self.buffer.next_game_id.remote())) > last_game:
+            return
+        self._retry("buffer", lambda: self.buffer.add.remote(arrays))
+
+    def _worker_failed(self, i: int, error: BaseException) -> None:
+        if isinstance(error, RayTaskError) and is_role_death(error):
+            # the worker lives; an actor it called (the inference server) died under its play() task
+            if self.server is not None:
+                self.role_restarts["server"] += 1
+                self._message(f"self-play worker {i}: the inference server died; it restarts with the current "
+                              "weights and the run continues")
+                self.server.set_weights.remote(self.weights_ref, self.version)
+            return
+        if not self._worker_down[i]:
+            self._worker_down[i] = True
+            self.worker_failures += 1
+            self._message(f"self-play worker {i} failed ({type(error).__name__}); it restarts and the run continues")
+        if self.server is not None:
+            # the failure may be the server's own death: a restarted server needs the weights again
+            self.server.set_weights.remote(self.weights_ref, self.version)
 
     def run(self) -> dict:
         cfg = self.cfg
@@ -260,26 +337,35 @@ class RayRun:
                     i = pending.pop(ref)
                     try:
                         records, evals = ray.get(ref)
-                        self.evaluations[i] = evals
-                        self._store(records, step)
                     except (RayActorError, RayTaskError) as e:
                         # The actor restarts by itself (max_restarts=-1); its unfinished games are lost.
-                        self.worker_failures += 1
-                        self.logger.message(f"self-play worker {i} failed ({type(e).__name__}); "
-                                            f"it restarts and the run continues")
+                        self._worker_failed(i, e)
+                    else:
+                        self._worker_down[i] = False
+                        self.evaluations[i] = evals
+                        self._store(records, step)
                     pending[self.workers[i].play.remote(
                         moves, self.weights_ref, self.version, step >= cfg.selfplay.resign_after_steps)] = i
                 if train_future is None:
                     train_future = self.trainer.train.remote(self.buffer, cfg.train.steps - step)
                 elif ray.wait([train_future], timeout=0)[0]:
-                    out = ray.get(train_future)
+                    try:
+                        out = ray.get(train_future)
+                    except (RayActorError, RayTaskError) as e:
+                        if not is_role_death(e):
+                            raise
+                        # the trainer (or the buffer it samples) died: ask again once it is back; a
+                        # restarted trainer continues from its newest checkpoint
+                        train_future = None
+                        step = self._retry("trainer", lambda: self.trainer.status.remote())["step"]
+                        continue
                     train_future = None
                     step = out["step"]
                     if out["steps"]:
                         last = out["last"]
                         self.logger.scalars(step, {f"train/{k}": v for k, v in last.items() if k != "step"})
                         self.version += 1
-                        self.weights_ref = ray.put(ray.get(self.trainer.weights.remote()))
+                        self.weights_ref = ray.put(self._retry("trainer", lambda: self.trainer.weights.remote()))
                         if self.server is not None:
                             self.server.set_weights.remote(self.weights_ref, self.version)
                 elapsed = max(time.perf_counter() - t0, 1e-9)
@@ -288,19 +374,25 @@ class RayRun:
                              f"resign {100 * self.stats.resign_rate:.0f}%)",
                     "loss": f"loss {last['loss']:.3f}" if last else "waiting for positions",
                     "evals": f"{sum(self.evaluations) / elapsed:,.0f} evals/s",
-                    "fail": f"{self.worker_failures} worker restarts" if self.worker_failures else "",
+                    "fail": ", ".join(f"{n} {role} restart{'s' if n > 1 else ''}" for role, n in
+                                      (("worker", self.worker_failures), *self.role_restarts.items()) if n),
                 }
                 self.logger.tick(step, fields, {"games": self.games_total, **last,
                                                 "worker_failures": self.worker_failures})
             if train_future is not None:
-                step = ray.get(train_future)["step"]
-            path = ray.get(self.trainer.save.remote())
+                try:
+                    step = ray.get(train_future)["step"]
+                except (RayActorError, RayTaskError) as e:
+                    if not is_role_death(e):
+                        raise
+            path = self._retry("trainer", lambda: self.trainer.save.remote())
+            step = self._retry("trainer", lambda: self.trainer.status.remote())["step"]
             self.logger.message(f"checkpoint {path}")
-            stats = ray.get(self.buffer.stats.remote())
+            stats = self._retry("buffer", lambda: self.buffer.stats.remote())
         finally:
             self.logger.close()
         return {"step": step, "games": self.games_total, "positions": stats.positions_total, "last_train": last,
-                "worker_failures": self.worker_failures}
+                "worker_failures": self.worker_failures, "role_restarts": dict(self.role_restarts)}
 
     def shutdown(self) -> None:
         ray.shutdown()
