@@ -40,9 +40,14 @@ def replay_positions(replay_dir: Path, limit: int, seed: int) -> tuple[np.ndarra
 
 def sgf_positions(game, sgf_dir: Path, limit: int, seed: int):
     """A batch of up to `limit` states: positions before a move of the run's recorded games."""
-    from azero.games.sgf import read_sgf
+    from azero.games.sgf import SgfError, read_sgf
 
-    games = [read_sgf(p.read_bytes()).moves for p in sorted(sgf_dir.glob("*.sgf"))]
+    games = []
+    for path in sorted(sgf_dir.glob("*.sgf")):
+        try:
+            games.append(read_sgf(path.read_bytes()).moves)
+        except SgfError as e:
+            raise SgfError(f"{path}: {e}") from None
     pairs = [(g, m) for g, moves in enumerate(games) for m in range(len(moves))]
     if not pairs:
         raise FileNotFoundError(f"no recorded games (*.sgf) in {sgf_dir}")

@@ -70,7 +70,6 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
         raise ConfigError(f"bad game configuration: {e}") from e
     fresh = not rd.path.exists()
     rd.create()
-    rd.save_config(cfg)
     try:
         if obj.run.runner == "ray":
             from azero.runs.ray_runner import RayRun
@@ -84,6 +83,9 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
         if fresh and not any(rd.checkpoints.iterdir()) and not any(rd.replay.iterdir()):
             shutil.rmtree(rd.path, ignore_errors=True)  # nothing of value was written: leave no half-made run
         raise
+    # Saved only once the run's files have loaded: a resume refused for a corrupt checkpoint, shard
+    # or state.json leaves the saved configuration as it was.
+    rd.save_config(cfg)
     summary = runner.run()
     print(f"done: {summary['step']} train steps, {summary['games']} games, {summary['positions']:,} positions; "
           f"run dir {rd.path}", file=sys.stdout)

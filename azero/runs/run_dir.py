@@ -91,9 +91,22 @@ class RunDir:
         if not self.state_file.exists():
             return {}
         try:
-            return json.loads(self.state_file.read_text())
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{self.state_file}: corrupt run state ({e})") from e
+            state = json.loads(self.state_file.read_bytes())
+        except ValueError as e:  # JSONDecodeError, or bytes that are not text at all
+            raise ValueError(f"{self.state_file}: corrupt run state ({e}); the checkpoints and replay shards are "
+                             "intact: remove the file to resume with the game counters rebuilt from the shards") from e
+        import dataclasses
+
+        from azero.runs.records import GameStats
+
+        stats = state.get("game_stats", {}) if isinstance(state, dict) else None
+        known = {f.name for f in dataclasses.fields(GameStats)}
+        if (not isinstance(stats, dict) or not set(stats) <= known
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in stats.values())
+                or not isinstance(state.get("games_total", 0), int)):
+            raise ValueError(f"{self.state_file}: corrupt run state (expected a JSON object of integer counters); "
+                             "remove the file to resume with the game counters rebuilt from the shards")
+        return state
 
     def save_state(self, state: dict) -> None:
         text = json.dumps(state, indent=1).encode()
