@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from azero.config import ConfigError, config_to_yaml, load_config
+from azero.train.precision import add_inference_arguments
 
 
 def _add_overrides(p: argparse.ArgumentParser) -> None:
@@ -120,7 +121,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     from azero.eval.human import run_play
 
     return run_play(game=args.game, checkpoint=args.checkpoint, simulations=args.sims, color=args.color,
-                    algorithm=args.algorithm, seed=args.seed, device=args.device)
+                    algorithm=args.algorithm, seed=args.seed, device=args.device, precision=args.precision,
+                    backend=args.backend)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -134,7 +136,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     report = run_tournament(args.out, game_name=args.game, players=args.players, gauntlet=args.gauntlet,
                             games_per_pair=args.games_per_pair, seed=args.seed, parallel=args.parallel,
                             opening_moves=args.opening_moves, anchor=anchor, anchor_value=value,
-                            device=args.device, threads=args.threads)
+                            device=args.device, threads=args.threads, precision=args.precision,
+                            backend=args.backend)
     if report.table is not None:
         print(report.table.format())
     for note in report.notes:
@@ -148,7 +151,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     algorithms = [a.strip() for a in args.algorithms.split(",") if a.strip()]
     doc = run_compare(args.checkpoint, args.game, parse_budgets(args.sims), games=args.games, algorithms=algorithms,
                       reference=args.reference, out_dir=args.out, seed=args.seed, parallel=args.parallel,
-                      opening_moves=args.opening_moves, device=args.device, threads=args.threads)
+                      opening_moves=args.opening_moves, device=args.device, threads=args.threads,
+                      precision=args.precision, backend=args.backend)
     print(format_table(doc))
     print(f"wrote {args.out}/compare.json and {args.out}/compare.png")
     return 0
@@ -176,7 +180,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from azero.eval.analyze import run_analyze
 
     return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims, algorithm=args.algorithm,
-                       fmt=args.format, seed=args.seed, device=args.device, threads=args.threads)
+                       fmt=args.format, seed=args.seed, device=args.device, threads=args.threads,
+                       precision=args.precision, backend=args.backend)
 
 
 def cmd_c4_accuracy(args: argparse.Namespace) -> int:
@@ -187,7 +192,7 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     run_c4_accuracy(checkpoint=args.checkpoint, simulations=parse_budgets(args.sims) if args.sims.strip() else [],
                     positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm, out=args.out,
                     cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers, device=args.device,
-                    threads=args.threads)
+                    threads=args.threads, precision=args.precision, backend=args.backend)
     return 0
 
 
@@ -243,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto")
+    add_inference_arguments(p)
     p.set_defaults(func=cmd_play)
 
     bench = sub.add_parser("bench", help="benchmarks that run azero and a peer side by side")
@@ -321,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opening-moves", type=int, help="random moves opening each game pair (default 2)")
     p.add_argument("--device", default="cpu", help="torch device for networks (default cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    add_inference_arguments(p)
     p.add_argument("--elo-only", action="store_true", help="only rate the games recorded in OUT so far")
     p.set_defaults(func=cmd_tournament)
 
@@ -341,6 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opening-moves", type=int, default=2, help="random moves opening each game pair (default 2)")
     p.add_argument("--device", default="cpu", help="torch device (default cpu)")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+    add_inference_arguments(p)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line",
@@ -357,6 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1)
+    add_inference_arguments(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("c4-accuracy", help="connect four: share of moves that keep the solved value, raw network, "
@@ -379,6 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="solver threads (default: one per CPU core)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=1)
+    add_inference_arguments(p)
     p.set_defaults(func=cmd_c4_accuracy)
     p = sub.add_parser("c4-curve", help="connect four: solver accuracy of every checkpoint of a run (learning curve)",
                        description="Scores every checkpoint of RUN_DIR (raw network and network + search) on the "

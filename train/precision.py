@@ -27,6 +27,14 @@ BACKENDS = ("auto", "torch", "openvino")
 NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 
+def add_inference_arguments(parser) -> None:
+    """--precision and --backend, defined once for every command that runs a network."""
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="network arithmetic (default auto: bf16 where the CPU or GPU has it natively)")
+    parser.add_argument("--backend", choices=BACKENDS, default="auto",
+                        help="inference engine (default auto: OpenVINO on a CPU where installed, else torch)")
+
+
 def check_choice(key: str, value: str, allowed: tuple[str, ...]) -> str:
     """`value` if it is one of `allowed`, else ValueError naming the key and the allowed values."""
     if value not in allowed:

@@ -126,6 +126,7 @@ def analyze_stream(analyzer: Analyzer, lines: Iterable[str], out: IO[str], *, fm
 
 def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, algorithm: str = "puct",
                 fmt: str = "json", seed: int = 0, device: str = "cpu", threads: int | None = 1,
+                precision: str = "auto", backend: str = "auto",
                 stdin: IO[str] | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     from azero.eval.player_spec import game_from_name
     from azero.search.evaluators import UniformEvaluator
@@ -150,7 +151,8 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     else:
         from azero.eval.player_spec import PlayerFactory
 
-        evaluator = PlayerFactory(game, device=device, threads=threads).evaluator(checkpoint)
+        evaluator = PlayerFactory(game, device=device, threads=threads, precision=precision,
+                                  backend=backend).evaluator(checkpoint)
     analyzer = Analyzer(game, evaluator, simulations=simulations, algorithm=algorithm, seed=seed)
     analyze_stream(analyzer, stdin, stdout, fmt=fmt)
     return 0

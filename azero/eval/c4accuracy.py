@@ -354,7 +354,8 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
                     algorithm: str = "puct", out: str | os.PathLike | None = None,
                     cache_dir: str | os.PathLike | None = None, cache: bool = True, workers: int | None = None,
                     batch: int = 64,
-                    device: str = "cpu", threads: int | None = 1, extra_agents: Sequence[Player] = (),
+                    device: str = "cpu", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
+                    extra_agents: Sequence[Player] = (),
                     stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     """Build (or load) the test sets, evaluate the agents, print the table, write JSON to `out`.
 
@@ -392,7 +393,8 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     if checkpoint is not None:
         from azero.eval.player_spec import PlayerFactory
 
-        evaluator = PlayerFactory(game, device=device, threads=threads).evaluator(checkpoint)
+        evaluator = PlayerFactory(game, device=device, threads=threads, precision=precision,
+                                  backend=backend).evaluator(checkpoint)
         agents.append(RawNetworkPlayer(evaluator, name="raw"))
         prefix = ""
     else:

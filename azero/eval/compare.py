@@ -146,7 +146,8 @@ def summarize(algorithm: str, sims: int, opponent: str, player: str, opponent_sp
 def run_compare(checkpoint: str, game_name: str, budgets: Sequence[int], *, games: int = 64,
                 algorithms: Sequence[str] = ALGORITHMS, reference: str | None = None, out_dir: str | Path,
                 seed: int = 0, parallel: int = 32, opening_moves: int = 2, device: str = "cpu",
-                threads: int | None = 1, log: Callable[[str], None] | None = None) -> dict:
+                threads: int | None = 1, precision: str = "auto", backend: str = "auto",
+                log: Callable[[str], None] | None = None) -> dict:
     """Play every budget and algorithm against the raw network (and `reference`); write JSON + PNG."""
     log = log or (lambda line: print(line, flush=True))
     budgets = sorted(set(int(b) for b in budgets))
@@ -162,7 +163,7 @@ def run_compare(checkpoint: str, game_name: str, budgets: Sequence[int], *, game
 
     make_output_dir(out_dir, "--out")
     game = game_from_name(game_name)
-    factory = PlayerFactory(game, device=device, threads=threads)
+    factory = PlayerFactory(game, device=device, threads=threads, precision=precision, backend=backend)
     ckpt_file = factory.checkpoint_file(checkpoint)
     raw_spec = parse_player_spec(f"raw:{checkpoint}")
     opponents = [("raw", raw_spec)]

@@ -233,6 +233,7 @@ class HumanPlayer(Player):
 
 def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulations: int = 200,
              color: str = "first", algorithm: str = "puct", seed: int = 0, device: str = "auto",
+             precision: str = "auto", backend: str = "auto",
              inp: TextIO | None = None, out: TextIO | None = None) -> int:
     """`azero play`: set up the opponent and play one game on the terminal (or the streams given)."""
     if color not in COLOURS:
@@ -242,7 +243,8 @@ def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulati
     from azero.models import resolve_checkpoint
 
     g = make_game(game)
-    loaded = load_evaluator(resolve_checkpoint(game, checkpoint), device=device, seed=seed)
+    loaded = load_evaluator(resolve_checkpoint(game, checkpoint), device=device, seed=seed, precision=precision,
+                            backend=backend)
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")

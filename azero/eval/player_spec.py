@@ -290,10 +290,13 @@ class PlayerFactory:
     same network even after training wrote newer checkpoints).
     """
 
-    def __init__(self, game, *, device: str = "cpu", threads: int | None = 1,
+    def __init__(self, game, *, device: str = "cpu", threads: int | None = 1, precision: str = "auto",
+                 backend: str = "auto",
                  pins: dict[str, str] | None = None):
         self.game = game
         self.device = device
+        self.precision = precision
+        self.backend = backend
         self.threads = threads
         self.pins: dict[str, str] = dict(pins or {})
         self._evaluators: dict[str, Any] = {}
@@ -317,7 +320,8 @@ class PlayerFactory:
                 raise ValueError(
                     f"checkpoint {path} is a network for observations {tuple(net.obs_shape)} and "
                     f"{net.num_actions} actions; game {spec.name} has {tuple(spec.obs_shape)} and {spec.num_actions}")
-            self._evaluators[key] = NetworkEvaluator(net, device=self.device, threads=self.threads)
+            self._evaluators[key] = NetworkEvaluator(net, device=self.device, threads=self.threads,
+                                                     precision=self.precision, backend=self.backend)
         return self._evaluators[key]
 
     def build(self, spec: PlayerSpec | str, *, seed: int = 0) -> Player:

@@ -182,7 +182,7 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
                    gauntlet: str | None = None, games_per_pair: int | None = None, seed: int | None = None,
                    parallel: int | None = None, opening_moves: int | None = None, anchor: str | None = None,
                    anchor_value: float = 0.0, device: str = "cpu", threads: int | None = 1,
-                   log: Callable[[str], None] | None = None) -> TournamentReport:
+                   precision: str = "auto", backend: str = "auto", log: Callable[[str], None] | None = None) -> TournamentReport:
     """Play (or resume) the tournament in out_dir; see the module docstring.
 
     Arguments left as None are taken from tournament.json on a resume (else DEFAULTS); the
@@ -227,7 +227,7 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     if anchor is not None and anchor not in roster:
         raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(roster)}")
     pins = dict(meta.get("checkpoints", {})) if meta else {}
-    factory = PlayerFactory(game, device=device, threads=threads, pins=pins)
+    factory = PlayerFactory(game, device=device, threads=threads, precision=precision, backend=backend, pins=pins)
     for s in specs:  # resolve every CKPT now: fail early, and pin the files for later resumes
         if s.uses_network:
             factory.evaluator(s.checkpoint)

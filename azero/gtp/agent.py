@@ -47,7 +47,7 @@ class LoadedEvaluator:
 
 
 def load_evaluator(checkpoint: str | None, *, device: str = "auto", seed: int = 0,
-                   threads: int | None = 1) -> LoadedEvaluator:
+                   threads: int | None = 1, precision: str = "auto", backend: str = "auto") -> LoadedEvaluator:
     """The network of `checkpoint` (CheckpointError if unusable), or random rollouts when None.
 
     `threads`: torch CPU threads (process-wide). One by default: a search evaluates one position at a
@@ -61,8 +61,8 @@ def load_evaluator(checkpoint: str | None, *, device: str = "auto", seed: int = 
 
     ckpt = load_checkpoint(checkpoint)
     net = network_from_checkpoint_data(ckpt).eval()
-    evaluator = NetworkEvaluator(net, device=device, threads=threads)
-    return LoadedEvaluator(evaluator, f"{ckpt.path.name} (step {ckpt.step})",
+    evaluator = NetworkEvaluator(net, device=device, threads=threads, precision=precision, backend=backend)
+    return LoadedEvaluator(evaluator, f"{ckpt.path.name} (step {ckpt.step}, {evaluator.describe})",
                            tuple(int(x) for x in net.obs_shape), int(net.num_actions))
 
 

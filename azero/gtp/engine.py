@@ -426,7 +426,7 @@ def board_size_of(game: str) -> int:
 
 def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simulations: int | None = None,
         time_per_move: float | None = None, algorithm: str = "puct", seed: int = 0, device: str = "auto",
-        quiet: bool = False) -> int:
+        precision: str = "auto", backend: str = "auto", quiet: bool = False) -> int:
     """`azero gtp`: serve GTP on stdin/stdout until quit or end of input."""
     inp, out = protocol_streams()  # first: nothing loaded after this can write to the real stdout
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if quiet else logging.INFO,
@@ -434,7 +434,7 @@ def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simul
     from azero.gtp.agent import load_evaluator
 
     board_size = board_size_of(game)
-    loaded = load_evaluator(checkpoint, device=device, seed=seed)
+    loaded = load_evaluator(checkpoint, device=device, seed=seed, precision=precision, backend=backend)
     if loaded.obs_shape is not None and game == "go":
         board_size = loaded.obs_shape[-1]  # plain 'go': the size the network was trained for
     engine = GtpEngine(loaded, board_size=board_size, komi=komi, simulations=simulations,

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--komi", type=float, default=7.5, help="komi until the controller sends one (default 7.5)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="torch device for the network (default: cuda if present)")
+    from azero.train.precision import add_inference_arguments
+
+    add_inference_arguments(p)
     p.add_argument("--quiet", action="store_true", help="log only warnings to stderr")
 
 
@@ -50,4 +53,5 @@ def run_from_args(args: argparse.Namespace) -> int:
         raise SystemExit(f"azero gtp: {e}")
     return run(checkpoint=checkpoint, game=args.game, komi=args.komi, simulations=args.sims,
                time_per_move=args.time_per_move, algorithm=args.algorithm, seed=args.seed, device=args.device,
+               precision=args.precision, backend=args.backend,
                quiet=args.quiet)
