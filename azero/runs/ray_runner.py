@@ -32,6 +32,7 @@ workers.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -191,6 +192,11 @@ class RayRun:
         self.game = game_from_config(cfg.game)
         self.spec = self.game.spec
         if not ray.is_initialized():
+            if cfg.run.ray_address is None:
+                # A local instance with token authentication, said explicitly: Ray 2.60 turns it on
+                # for local clusters anyway and warns on every run while the mode is unset. A mode the
+                # user set (RAY_AUTH_MODE=disabled, say) is kept.
+                os.environ.setdefault("RAY_AUTH_MODE", "token")
             ray.init(address=cfg.run.ray_address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
         device = cfg.run.device
