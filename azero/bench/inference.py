@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from azero.bench.selfplay import _observations
+from azero.bench.selfplay import midgame_observations
 from azero.config import load_config, validate
 from azero.games.config import game_from_config
 from azero.selfplay.network_evaluator import NetworkEvaluator
@@ -83,7 +83,7 @@ def run_inference_bench(game_name: str = "go9x9", *, batches=(16, 32, 64, 128, 2
         log("  " + f"{'batch':>6}" + "".join(f"{b + ' ' + p:>22}" for b, p in variants))
         per_net = {}
         for batch in batches:
-            obs, _ = _observations(game, batch, seed)
+            obs, _ = midgame_observations(game, batch, seed)
             rates = {v: [] for v in variants}
             for _ in range(rounds):
                 for v in variants:

@@ -31,7 +31,7 @@ from azero.train.network import PolicyValueNet
 F32_EAGER = {"backend": "torch", "precision": "f32"}
 
 
-def _observations(game, batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def midgame_observations(game, batch: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Mid-game observations (20 random moves in) so the input is realistic."""
     states = game.new_states(batch)
     rng = np.random.default_rng(seed)
@@ -104,7 +104,7 @@ def run_selfplay_bench(game_name: str = "go9x9", *, seconds: float = 5.0, rounds
 
     from azero.bench.inference import forward_rate
 
-    obs, _ = _observations(game, B, cfg.seed)
+    obs, _ = midgame_observations(game, B, cfg.seed)
     raw = {k: statistics.median([forward_rate(e, obs, seconds / 2) for _ in range(rounds)])
            for k, e in evaluators.items()}
     log(f"  1. raw forward pass, batch {B}:  f32 eager {raw['f32 eager']:9,.0f} evals/s   "

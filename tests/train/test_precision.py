@@ -33,13 +33,9 @@ def _net(spec, seed=0):
 
 
 def _positions(game, batch=24, seed=0):
-    states = game.new_states(batch)
-    rng = np.random.default_rng(seed)
-    for _ in range(12):
-        legal = states.legal_mask()
-        act = np.where(legal, rng.random(legal.shape), -1).argmax(axis=1).astype(np.int32)
-        states.apply(np.where(states.terminal(), -1, act).astype(np.int32))
-    return states.encode(), states.legal_mask()
+    from azero.bench.selfplay import midgame_observations
+
+    return midgame_observations(game, batch, seed)
 
 
 # -- resolution ---------------------------------------------------------------------------------
