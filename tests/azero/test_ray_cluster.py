@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import uuid
 
 import pytest
 
@@ -28,7 +29,7 @@ SCRIPT = textwrap.dedent('''
     os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
     env = dict(os.environ)
     ray = [os.path.join(os.path.dirname(sys.executable), "ray")]
-    tmp = tempfile.mkdtemp(prefix="azero-ray-")
+    tmp = tempfile.mkdtemp(prefix=sys.argv[1])
     head = subprocess.run(ray + ["start", "--head", "--node-ip-address=127.0.0.1", "--port=6390",
                                  f"--temp-dir={tmp}", "--num-cpus=2", "--include-dashboard=false",
                                  "--disable-usage-stats"], env=env, capture_output=True, text=True)
@@ -72,8 +73,9 @@ def test_two_ray_nodes_with_token_auth_run_a_selfplay_job(tmp_path):
         pytest.skip(reason)
     script = tmp_path / "cluster.py"
     script.write_text(SCRIPT)
+    marker = f"azero-ray-{uuid.uuid4().hex[:12]}-"  # names this test's node folders, not another suite's
     r = subprocess.run(["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", sys.executable,
-                        str(script)], capture_output=True, text=True, timeout=800)
+                        str(script), marker], capture_output=True, text=True, timeout=800)
     if r.returncode == SKIP:
         pytest.skip(r.stdout.strip()[-300:])
     out = r.stdout + r.stderr
@@ -82,5 +84,5 @@ def test_two_ray_nodes_with_token_auth_run_a_selfplay_job(tmp_path):
     assert "alive nodes: 2" in r.stdout, out
     assert "Token authentication is" not in out  # the mode is set: no warning either way
     # The PID namespace ended with the script: no process of those nodes is left anywhere.
-    left = subprocess.run(["pgrep", "-f", "azero-ray-"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
