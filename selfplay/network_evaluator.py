@@ -22,6 +22,7 @@ import time
 import numpy as np
 import torch
 
+from azero.train.openvino_backend import OpenVinoError, OpenVinoNet
 from azero.train.precision import resolve_backend, resolve_precision
 
 log = logging.getLogger(__name__)
@@ -74,8 +75,6 @@ class NetworkEvaluator:
             torch.set_num_threads(threads)
         self.openvino = None
         if self.backend == "openvino":
-            from azero.train.openvino_backend import OpenVinoError, OpenVinoNet
-
             try:
                 self.openvino = OpenVinoNet(self.net, precision=self.precision, threads=threads or None,
                                             streams=streams, async_reload=async_reload)
@@ -123,8 +122,6 @@ class NetworkEvaluator:
     def forward(self, obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         """The raw network: (logits [B, A], values [B]) as float32 tensors on self.device (no masking)."""
         if self.openvino is not None:
-            from azero.train.openvino_backend import OpenVinoError
-
             try:
                 logits, values = self.openvino.infer(obs)
                 return torch.from_numpy(logits), torch.from_numpy(values)
