@@ -63,6 +63,11 @@ class RunConfig:
     """Seconds between progress lines."""
     max_minutes: Optional[float] = None
     """Stop (with a checkpoint) after this much wall time even if train.steps is not reached."""
+    max_cpu_minutes: Optional[float] = None
+    """Stop (with a checkpoint) after the run's process has used this much CPU time (all its
+    threads; local runner only). Ablation arms use it rather than max_minutes: on a shared
+    machine the wall clock also counts other jobs, the CPU time only the arm's own work
+    (2 idle cores: 90 CPU minutes ~ 45 minutes of wall clock)."""
     threads: Optional[int] = 1
     """torch CPU threads per process. 1 by default: the network shares the CPU with search and
     other processes, and OpenMP threads that must wait for a busy core slow a forward pass
@@ -144,6 +149,9 @@ def validate(cfg: DictConfig) -> AzeroConfig:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
+    if obj.run.max_cpu_minutes is not None and obj.run.runner != "local":
+        raise ConfigError("run.max_cpu_minutes counts this process's CPU time: local runner only "
+                          "(use run.max_minutes with run.runner=ray)")
     _check_device(obj.run.device)
     return obj
 

@@ -61,7 +61,7 @@ tree or an over-long path is reported before a node or path slot is written,
 and evaluator output is validated for the whole step before any of it is used.
 """
 
-from libc.math cimport exp, log, sqrt, isfinite, INFINITY
+from libc.math cimport atan, exp, log, sqrt, isfinite, INFINITY
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 from libc.string cimport memcpy, memset
 from libc.float cimport FLT_MAX
@@ -98,6 +98,7 @@ cdef enum:
 
 # Logit of a legal action with prior 0 (log 0 = -inf would make g + logit + sigma a NaN-prone -inf).
 cdef double LOW_LOGIT = -1e9
+cdef double M_2_PI = 0.63661977236758134308   # 2 / pi: the score utility's atan maps onto (-1, 1)
 # Smallest span of completed Q values that min-max rescaling divides by.
 cdef double RESCALE_EPS = 1e-8
 
@@ -357,6 +358,8 @@ cdef class SearchTree:
     cdef readonly double noise_weight
     cdef readonly double c_visit, c_scale
     cdef readonly bint rescale_q
+    cdef readonly double score_lambda       # weight of the score utility (0: win/loss value only)
+    cdef readonly double score_div          # its scale: score_scale * sqrt(board area), points
 
     # ---- node fields, [B, N] (numpy owners and raw pointers into them) ----------------------
     cdef readonly object node_visits        # int32: backups through the node (its own expansion included)
@@ -367,6 +370,15 @@ cdef class SearchTree:
     cdef readonly object node_to_play       # int8: player to move at the node; set once evaluated
     cdef readonly object node_state         # uint8: NODE_PENDING -> NODE_EXPANDED | NODE_TERMINAL
     cdef readonly object node_in_flight     # int32: descents of the current batch step that reached the node
+    cdef readonly object node_win_sum       # float64: sum of the win/loss values alone (node_value_sum adds the
+                                            #   score utility), node's player frame: the win rate users see
+    cdef readonly object node_score_sum     # float64: sum of the backed-up expected scores, node's player frame
+    cdef readonly object node_raw_win       # float64: evaluator (or exact) win/loss value; set once evaluated
+    cdef readonly object node_raw_score     # float64: evaluator (or exact final) score; set once evaluated
+    cdef double* _n_win_sum
+    cdef double* _n_score_sum
+    cdef double* _n_raw_win
+    cdef double* _n_raw_score
     cdef int32_t* _n_visits
     cdef double* _n_value_sum
     cdef double* _n_raw_value
@@ -395,6 +407,10 @@ cdef class SearchTree:
     cdef int32_t* _sims_target
     cdef int32_t* _sims_done
     cdef uint8_t* _root_noised
+    cdef double* _centre                    # [B]: the score utility's centre c, root player's view
+    cdef uint8_t* _centre_set               # [B]: c is known (root evaluated or reused)
+    cdef float* _final_score                # [B*K]: exact final scores of the step's terminal leaves (player 0's view)
+    cdef object _centre_arr, _centre_set_arr, _final_score_arr
     cdef uint8_t* _noise_pending            # [B]: mix _noise into the root once it is expanded
     cdef object _noise_arr                  # float64 [B, A]: Dirichlet sample of the current search
     cdef double* _noise
@@ -446,7 +462,8 @@ cdef class SearchTree:
     def __init__(self, Py_ssize_t batch, Py_ssize_t capacity, Py_ssize_t num_actions, Py_ssize_t max_depth, *,
                  Py_ssize_t leaves_per_game=1, bint gumbel=False, double c_base=19652.0, double c_init=1.25,
                  double fpu_reduction=0.0, double virtual_loss=1.0, double c_visit=50.0, double c_scale=1.0,
-                 bint rescale_q=True, object gumbel_table=None):
+                 bint rescale_q=True, object gumbel_table=None, double score_lambda=0.0,
+                 double score_div=1.0):
         if batch < 1 or capacity < 1 or num_actions < 1 or max_depth < 1 or leaves_per_game < 1:
             raise ValueError(f"SearchTree: batch, capacity, num_actions, max_depth and leaves_per_game must be >= 1, "
                              f"got {batch}, {capacity}, {num_actions}, {max_depth}, {leaves_per_game}")
@@ -459,6 +476,9 @@ cdef class SearchTree:
         self.gumbel = gumbel
         self.c_base, self.c_init, self.fpu_reduction, self.virtual_loss = c_base, c_init, fpu_reduction, virtual_loss
         self.c_visit, self.c_scale, self.rescale_q = c_visit, c_scale, rescale_q
+        if not (score_lambda >= 0 and score_div > 0):
+            raise ValueError(f"SearchTree: need score_lambda >= 0 and score_div > 0, got {score_lambda}, {score_div}")
+        self.score_lambda, self.score_div = score_lambda, score_div
         self.noise_weight = 0.0
 
         node_shape = (batch, capacity)
@@ -478,6 +498,14 @@ cdef class SearchTree:
         self._n_to_play = _i8(self.node_to_play)
         self._n_state = _u8(self.node_state)
         self._n_in_flight = _i32(self.node_in_flight)
+        self.node_win_sum = np.zeros(node_shape, np.float64)
+        self.node_score_sum = np.zeros(node_shape, np.float64)
+        self.node_raw_win = np.zeros(node_shape, np.float64)
+        self.node_raw_score = np.zeros(node_shape, np.float64)
+        self._n_win_sum = _f64(self.node_win_sum)
+        self._n_score_sum = _f64(self.node_score_sum)
+        self._n_raw_win = _f64(self.node_raw_win)
+        self._n_raw_score = _f64(self.node_raw_score)
 
         # A child row is (re)written in full when its node is expanded and never read before.
         child_shape = (batch, capacity, num_actions)
@@ -498,6 +526,10 @@ cdef class SearchTree:
         self._sims_target = _i32(self.sims_target)
         self._sims_done = _i32(self.sims_done)
         self._root_noised = _u8(self.root_noised)
+        self._centre_arr = np.zeros(batch, np.float64)
+        self._centre = _f64(self._centre_arr)
+        self._centre_set_arr = np.zeros(batch, np.uint8)
+        self._centre_set = _u8(self._centre_set_arr)
         self._per_game_u8 = np.zeros(batch, np.uint8)
         self._noise_pending = _u8(self._per_game_u8)
         self._root_num_legal_arr = np.zeros(batch, np.int32)
@@ -528,6 +560,8 @@ cdef class SearchTree:
         self._leaf_node = _i32(self.leaf_node)
         self._path_len = _i32(self._path_len_arr)
         self._leaf_total_arr = np.zeros(slots, np.float64)
+        self._final_score_arr = np.zeros(slots, np.float32)
+        self._final_score = _f32(self._final_score_arr)
         self._leaf_count_arr = np.zeros(slots, np.int32)
         self._leaf_total = _f64(self._leaf_total_arr)
         self._leaf_count = _i32(self._leaf_count_arr)
@@ -558,6 +592,10 @@ cdef class SearchTree:
         self.node_to_play = _readonly(self.node_to_play)
         self.node_state = _readonly(self.node_state)
         self.node_in_flight = _readonly(self.node_in_flight)
+        self.node_win_sum = _readonly(self.node_win_sum)
+        self.node_score_sum = _readonly(self.node_score_sum)
+        self.node_raw_win = _readonly(self.node_raw_win)
+        self.node_raw_score = _readonly(self.node_raw_score)
         self.child_index = _readonly(self.child_index)
         self.child_prior = _readonly(self.child_prior)
         self.child_visits = _readonly(self.child_visits)
@@ -577,6 +615,10 @@ cdef class SearchTree:
         self._n_visits[i] = 0
         self._n_value_sum[i] = 0.0
         self._n_raw_value[i] = 0.0
+        self._n_win_sum[i] = 0.0
+        self._n_score_sum[i] = 0.0
+        self._n_raw_win[i] = 0.0
+        self._n_raw_score[i] = 0.0
         self._n_parent[i] = parent
         self._n_action[i] = action
         self._n_to_play[i] = 0
@@ -588,12 +630,14 @@ cdef class SearchTree:
         self._num_nodes[b] = 1
         self._root_noised[b] = 0
         self._noise_pending[b] = 0
+        self._centre_set[b] = 0
         self._root_num_legal[b] = 0
         self._sims_target[b] = 0
         self._sims_done[b] = 0
 
-    cdef void _backup(self, Py_ssize_t b, int32_t leaf, double value) noexcept nogil:
-        """Add `value` (leaf player's view) to every node and edge from `leaf` up to the root."""
+    cdef void _backup(self, Py_ssize_t b, int32_t leaf, double value, double win, double score) noexcept nogil:
+        """Add `value` (the search's utility), `win` (win/loss value) and `score` (expected score), all from
+        the leaf player's view, to every node (value also to every edge) from `leaf` up to the root."""
         cdef Py_ssize_t base = b * self.capacity
         cdef Py_ssize_t i
         cdef int32_t node = leaf, parent
@@ -601,12 +645,16 @@ cdef class SearchTree:
             i = base + node
             self._n_visits[i] += 1
             self._n_value_sum[i] += value
+            self._n_win_sum[i] += win
+            self._n_score_sum[i] += score
             self._n_in_flight[i] -= 1
             parent = self._n_parent[i]
             if parent == NO_PARENT_:
                 return
             if self._n_to_play[base + parent] != self._n_to_play[i]:
                 value = -value
+                win = -win
+                score = -score
             i = (base + parent) * self.num_actions + self._n_action[i]
             self._c_visits[i] += 1
             self._c_value_sum[i] += value
@@ -901,7 +949,8 @@ cdef class SearchTree:
             while True:
                 state = self._n_state[base + node]
                 if state == NODE_TERMINAL_:
-                    self._backup(b, node, self._n_raw_value[base + node])
+                    self._backup(b, node, self._n_raw_value[base + node], self._n_raw_win[base + node],
+                                 self._n_raw_score[base + node])
                     self._sims_done[b] += 1
                     self.terminal_visits += 1
                     break
@@ -1004,10 +1053,20 @@ cdef class SearchTree:
 
     cdef int _expand(self, Py_ssize_t m, const float* priors, const float* values, const uint8_t* legal,
                      const uint8_t* terminal, const int8_t* to_play, const float* outcome,
-                     Py_ssize_t* bad_out) noexcept nogil:
+                     Py_ssize_t* bad_out, const float* scores=NULL, const float* final_scores=NULL) noexcept nogil:
         """expand_and_backup without the GIL, on rows of A entries (priors, legal) and M entries (the rest;
         outcome may be NULL). Everything is validated before anything is written: an error code (and the
-        leaf in *bad_out) leaves the tree and the pending leaves untouched."""
+        leaf in *bad_out) leaves the tree and the pending leaves untouched.
+
+        scores (NULL: none) are the evaluator's expected scores of the leaves, final_scores (NULL: 0)
+        the exact scores of terminal leaves (player 0's view, like outcome). With scores and
+        score_lambda > 0 the search backs up the utility (KataGo, Wu 2019, section 4.2)
+
+            u = v + score_lambda * (2 / pi) * atan((s - c) / score_div)
+
+        where c is the root's expected score (its network score, or its search mean when reused):
+        winning by more, or losing by less, than expected is worth up to score_lambda. The win/loss
+        value v and the score s are backed up beside u (node_win_sum, node_score_sum)."""
         cdef Py_ssize_t A = self.num_actions
         cdef Py_ssize_t i, a, b, node, row, base, count, bad = -1
         cdef int err = OK
@@ -1017,7 +1076,9 @@ cdef class SearchTree:
         cdef const float* pr
         cdef const uint8_t* lg
         cdef float v
+        cdef double u, sc, c
         cdef bint exact = outcome != NULL
+        cdef bint utility = scores != NULL and self.score_lambda > 0
         cdef bint ok
         # Pass 1 validates everything and keeps each row's legal prior mass and legal count.
         for i in range(m):
@@ -1026,7 +1087,7 @@ cdef class SearchTree:
                     err, bad = ERR_VALUE, i
                     break
                 continue
-            if not isfinite(values[i]):
+            if not isfinite(values[i]) or (scores != NULL and not isfinite(scores[i])):
                 err, bad = ERR_VALUE, i
                 break
             if terminal[i]:
@@ -1065,8 +1126,25 @@ cdef class SearchTree:
             v = values[i]
             if terminal[i] and exact:
                 v = outcome[i] if to_play[i] == 0 else -outcome[i]
+            u = v
+            sc = 0.0
+            if scores != NULL:
+                sc = scores[i]
+                if terminal[i]:
+                    sc = 0.0 if final_scores == NULL else (final_scores[i] if to_play[i] == 0 else -final_scores[i])
+            if utility:
+                if node == ROOT_:
+                    if not self._centre_set[b]:
+                        self._centre[b] = sc
+                        self._centre_set[b] = 1
+                    c = self._centre[b]
+                else:
+                    c = self._centre[b] if to_play[i] == self._n_to_play[base + ROOT_] else -self._centre[b]
+                u = v + self.score_lambda * M_2_PI * atan((sc - c) / self.score_div)
             self._n_to_play[base + node] = to_play[i]
-            self._n_raw_value[base + node] = v
+            self._n_raw_value[base + node] = u
+            self._n_raw_win[base + node] = v
+            self._n_raw_score[base + node] = sc
             if terminal[i]:
                 # A terminal leaf's priors and legal row are never read (the fused step relies on it).
                 self._n_state[base + node] = NODE_TERMINAL_
@@ -1082,7 +1160,7 @@ cdef class SearchTree:
                     self._prepare_root(b)
             if node != ROOT_:
                 self._sims_done[b] += 1
-            self._backup(b, node, v)
+            self._backup(b, node, u, v, sc)
         self._pending_leaves = 0
         return OK
 
@@ -1094,21 +1172,26 @@ cdef class SearchTree:
 
     def expand_and_backup(self, Py_ssize_t m, const float[:, ::1] priors, const float[::1] values,
                           const uint8_t[:, ::1] legal, const uint8_t[::1] terminal, const int8_t[::1] to_play,
-                          const float[::1] outcome=None):
+                          const float[::1] outcome=None, const float[::1] scores=None,
+                          const float[::1] final_scores=None):
         """Store the evaluations of the M leaves of the last select() and back them up.
 
         priors [>= M, A] and values [>= M] come from the evaluator (values from the view of the player
         to move at the leaf); legal [>= M, A] (bool viewed as uint8), terminal [>= M] and to_play [>= M]
         from the game layer. Terminal leaves ignore priors and back up their exact outcome: from
         outcome [>= M] (player 0's view, converted here) when it is given, else from `values`
-        (already in the player to move's view). Everything is validated before anything is written.
+        (already in the player to move's view). scores [>= M] (optional) are the evaluator's expected
+        scores (leaf player's view) and final_scores [>= M] (optional) the terminal leaves' exact scores
+        (player 0's view): with score_lambda > 0 they make the backed-up value the score utility (see
+        _expand). Everything is validated before anything is written.
         """
         if m != self._pending_leaves:
             raise ValueError(f"expand_and_backup: {self._pending_leaves} leaves are pending, got M={m}")
         cdef Py_ssize_t A = self.num_actions
         if (priors.shape[0] < m or priors.shape[1] != A or values.shape[0] < m or legal.shape[0] < m
                 or legal.shape[1] != A or terminal.shape[0] < m or to_play.shape[0] < m
-                or (outcome is not None and outcome.shape[0] < m)):
+                or (outcome is not None and outcome.shape[0] < m) or (scores is not None and scores.shape[0] < m)
+                or (final_scores is not None and final_scores.shape[0] < m)):
             raise ValueError(
                 f"expand_and_backup: expected priors [{m}, {A}], values [{m}], legal [{m}, {A}], terminal [{m}], "
                 f"to_play [{m}]; got priors ({priors.shape[0]}, {priors.shape[1]}), values {values.shape[0]}, "
@@ -1116,10 +1199,13 @@ cdef class SearchTree:
         if m == 0:
             return
         cdef const float* oc = &outcome[0] if outcome is not None else NULL
+        cdef const float* sc = &scores[0] if scores is not None else NULL
+        cdef const float* fs = &final_scores[0] if final_scores is not None else NULL
         cdef Py_ssize_t bad = -1
         cdef int err
         with nogil:
-            err = self._expand(m, &priors[0, 0], &values[0], &legal[0, 0], &terminal[0], &to_play[0], oc, &bad)
+            err = self._expand(m, &priors[0, 0], &values[0], &legal[0, 0], &terminal[0], &to_play[0], oc, &bad,
+                               sc, fs)
         if err != OK:
             self._raise_expand_error(err, bad, oc[bad] if oc != NULL and terminal[bad] else values[bad],
                                      "nothing was written, call abort_step() or reset() before searching on")
@@ -1202,7 +1288,7 @@ cdef class SearchTree:
         self._b_to_play = NULL
         self._b_outcome = self._b_obs = NULL
 
-    def leaf_step(self, priors=None, values=None, bint select=True):
+    def leaf_step(self, priors=None, values=None, bint select=True, scores=None):
         """One batch step over the bound leaf batch (bind_leaves), the GIL released once for all of it.
 
         First the M pending leaves, if any, are expanded and backed up with priors float32 [M, A] and
@@ -1213,6 +1299,10 @@ cdef class SearchTree:
         prepared: when some leaf is terminal, `query` rows [0, M') are `legal` with every action of a
         terminal leaf marked (an evaluator needs a legal action per row; the tree reads neither the
         priors nor the legal row of a terminal leaf).
+
+        scores float32 [M] (optional): the evaluator's expected scores of those leaves, for the score
+        utility (see _expand); terminal leaves then back up the game's exact final score when its leaf
+        API has one.
 
         Returns (running, M', n_terminal): running is whether a select ran (False: every game reached
         its target, or select was False); the M' new leaves are pending until the next leaf_step or
@@ -1230,6 +1320,13 @@ cdef class SearchTree:
         cdef Py_ssize_t m = self._pending_leaves, A = self.num_actions
         cdef const float* pr = NULL
         cdef const float* vl = NULL
+        cdef const float* sc = NULL
+        if scores is not None:
+            if not m:
+                raise ValueError("leaf_step: no leaves are pending, so there are no scores to back up")
+            sc = _float32_rows(scores, m, 0)
+            if sc == NULL:
+                raise ValueError(f"leaf_step: scores must be an aligned float32 array of {m} values")
         if m:
             if priors is None or values is None:
                 raise ValueError(f"leaf_step: {m} leaves are pending: pass their priors and values")
@@ -1260,7 +1357,8 @@ cdef class SearchTree:
         cdef Py_ssize_t bad = -1, bad_step = 0, length = 0, n_terminal = 0, i
         with nogil:
             if m:
-                err = self._expand(m, pr, vl, legal, terminal, self._b_to_play, self._b_outcome, &bad)
+                err = self._expand(m, pr, vl, legal, terminal, self._b_to_play, self._b_outcome, &bad,
+                                   sc, self._final_score)
                 if err != OK:
                     self._abort()
             m = 0
@@ -1280,6 +1378,12 @@ cdef class SearchTree:
                         api.encode(self._leaves_ctx, m, self._b_obs)
                     for i in range(m):
                         n_terminal += terminal[i]
+                    if n_terminal and self.score_lambda > 0:
+                        # exact final scores of the terminal leaves, backed up at the next step
+                        if api.score != NULL:
+                            api.score(self._leaves_ctx, m, self._final_score)
+                        else:
+                            memset(self._final_score, 0, m * sizeof(float))
                     if n_terminal:
                         memcpy(query, legal, m * A)
                         for i in range(m):
@@ -1349,6 +1453,12 @@ cdef class SearchTree:
             self._noise_pending[b] = noise is not None and t[b] > 0 and not self._root_noised[b]
             if self._n_state[b * self.capacity + ROOT_] == NODE_EXPANDED_:
                 self._prepare_root(b)
+                # KataGo's dynamic centre: a reused root's own search mean of the score.
+                self._centre[b] = self._n_score_sum[b * self.capacity + ROOT_] / max(
+                    self._n_visits[b * self.capacity + ROOT_], 1)
+                self._centre_set[b] = 1
+            else:
+                self._centre_set[b] = 0
 
     cdef bint _searching(self) noexcept nogil:
         cdef Py_ssize_t b
@@ -1417,6 +1527,10 @@ cdef class SearchTree:
             self._n_visits[base + j] = self._n_visits[base + i]
             self._n_value_sum[base + j] = self._n_value_sum[base + i]
             self._n_raw_value[base + j] = self._n_raw_value[base + i]
+            self._n_win_sum[base + j] = self._n_win_sum[base + i]
+            self._n_score_sum[base + j] = self._n_score_sum[base + i]
+            self._n_raw_win[base + j] = self._n_raw_win[base + i]
+            self._n_raw_score[base + j] = self._n_raw_score[base + i]
             self._n_to_play[base + j] = self._n_to_play[base + i]
             self._n_state[base + j] = self._n_state[base + i]
             self._n_in_flight[base + j] = 0
@@ -1456,9 +1570,23 @@ cdef class SearchTree:
         return np.divide(w, n, out=np.zeros(n.shape, np.float64), where=n > 0).astype(np.float32)
 
     def root_value(self):
-        """float32 [B]: mean backed-up value of each root from its player's view (0 if never visited)."""
+        """float32 [B]: mean backed-up win/loss value of each root from its player's view (0 if never
+        visited): the win rate, without the score utility the search itself maximises."""
+        n = self.node_visits[:, ROOT_]
+        return np.divide(self.node_win_sum[:, ROOT_], n, out=np.zeros(n.shape, np.float64),
+                         where=n > 0).astype(np.float32)
+
+    def root_utility(self):
+        """float32 [B]: mean backed-up utility (win/loss value + score utility) of each root."""
         n = self.node_visits[:, ROOT_]
         return np.divide(self.node_value_sum[:, ROOT_], n, out=np.zeros(n.shape, np.float64),
+                         where=n > 0).astype(np.float32)
+
+    def root_score(self):
+        """float32 [B]: mean backed-up expected score of each root from its player's view (0 without
+        scores, or if never visited)."""
+        n = self.node_visits[:, ROOT_]
+        return np.divide(self.node_score_sum[:, ROOT_], n, out=np.zeros(n.shape, np.float64),
                          where=n > 0).astype(np.float32)
 
     def root_completed_q(self):

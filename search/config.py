@@ -62,6 +62,14 @@ class SearchConfig:
     gumbel_rescale_q: bool = True
     """Gumbel: normalise completed Q to [0, 1] by min-max over the node's legal actions (mctx's
     default); False maps the known value range [-1, 1] to [0, 1] instead."""
+    score_utility: float = 0.0
+    """lambda of the score utility u = v + lambda (2/pi) atan((s - c) / (score_scale sqrt(area))) that
+    the search backs up instead of the win/loss value v (KataGo, Wu 2019, section 4.2; its 9x9
+    self-play uses 0.4). s: the network's expected score (nets with a score head, games with a
+    board; otherwise ignored), c: the root's expected score. Move choice by visits, resignation and
+    the reported win rate still use v."""
+    score_scale: float = 0.5
+    """Score utility: points of score difference per unit of atan's argument, per sqrt(board area)."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -89,6 +97,8 @@ class SearchConfig:
             (self.gumbel_c_visit >= 0 and self.gumbel_c_scale >= 0, "gumbel_c_visit and gumbel_c_scale must be >= 0"),
             (self.gumbel_scale >= 0, f"gumbel_scale must be >= 0, got {self.gumbel_scale}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (self.score_utility >= 0, f"score_utility must be >= 0, got {self.score_utility}"),
+            (self.score_scale > 0, f"score_scale must be > 0, got {self.score_scale}"),
             (not (self.tree_reuse and self.algorithm == "gumbel"),
              "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),
         ]

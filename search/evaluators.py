@@ -7,6 +7,11 @@ Protocol:
         priors  float32 [B, A]        non-negative; the search renormalises over the legal actions
         values  float32 [B]           expected outcome in [-1, 1] for the player to move
 
+An evaluator whose network also predicts the final score (Go nets with a score head) sets
+`has_score = True` and has `evaluate_with_score(obs, legal) -> (priors, values, scores)`, scores
+float32 [B] in points from the player to move's view; the search asks for them only when its
+score utility is on (SearchConfig.score_utility).
+
 An evaluator that needs the positions themselves (e.g. to play random games from
 them) sets the class attribute `needs_states = True` and is then called as
 `evaluate(obs, legal, states=leaf_states)`, where `leaf_states` is a scratch batch
@@ -52,6 +57,16 @@ def check_output(priors, values, batch: int, num_actions: int) -> tuple[np.ndarr
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
     return priors, values
+
+
+def check_scores(scores, batch: int) -> np.ndarray:
+    """scores as a C-contiguous float32 [batch] array (evaluate_with_score's third output), or ValueError."""
+    if type(scores) is not np.ndarray or scores.shape != (batch,) or scores.dtype != np.float32:
+        raise ValueError(f"evaluator scores must be a float32 numpy array of shape ({batch},), got "
+                         f"{getattr(scores, 'dtype', type(scores).__name__)} {getattr(scores, 'shape', '')}")
+    if not np.isfinite(scores).all():
+        raise ValueError("evaluator scores contain NaN or infinity")
+    return np.ascontiguousarray(scores)
 
 
 def _uniform_priors(legal: np.ndarray) -> np.ndarray:

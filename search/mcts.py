@@ -36,7 +36,7 @@ import numpy as np
 from azero.games.base import NO_ACTION, GameSpec, States, value_for_player_to_move
 from azero.search._mcts import EvaluatorOutputError, SearchTree, TreeCapacityError
 from azero.search.config import SearchConfig
-from azero.search.evaluators import check_output
+from azero.search.evaluators import check_output, check_scores
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
 from azero.search.result import SearchResult, most_visited, sample_by_visits, visit_policy
@@ -65,11 +65,16 @@ class MCTS:
         # A path from the root never has more moves than a whole game (nor more edges than nodes).
         max_depth = max(1, min(capacity - 1, spec.max_moves))
         table = considered_visits_table(config.gumbel_num_considered, config.simulations) if self._gumbel else None
+        # Scores only where the evaluator predicts them (nets with a score head: evaluate_with_score).
+        self._scored = config.score_utility > 0 and bool(getattr(evaluator, "has_score", False))
+        area = float(np.prod(spec.board_shape)) if getattr(spec, "board_shape", None) else float(num_actions)
         self.tree = SearchTree(
             batch_size, capacity, num_actions, max_depth, leaves_per_game=config.leaves_per_game,
             gumbel=self._gumbel, c_base=config.c_base, c_init=config.c_init, fpu_reduction=config.fpu_reduction,
             virtual_loss=config.virtual_loss, c_visit=config.gumbel_c_visit, c_scale=config.gumbel_c_scale,
-            rescale_q=config.gumbel_rescale_q, gumbel_table=table)
+            rescale_q=config.gumbel_rescale_q, gumbel_table=table,
+            score_lambda=config.score_utility if self._scored else 0.0,
+            score_div=config.score_scale * np.sqrt(area))
         self._rng = np.random.default_rng(config.seed)
         self._needs_states = bool(getattr(evaluator, "needs_states", False))
         # Evaluators that ignore observations (uniform, rollouts) say so; encoding is then skipped.
@@ -91,6 +96,8 @@ class MCTS:
         self._obs = np.zeros((slots, *spec.obs_shape), np.float32)
         self._priors = np.zeros((slots, num_actions), np.float32)
         self._values = np.zeros(slots, np.float32)
+        self._scores = np.zeros(slots, np.float32)
+        self._final_scores = np.zeros(slots, np.float32)
         self._views: dict[tuple[int, int], tuple] = {}
         self._fused_views: dict[int, tuple] = {}
         self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "reuse_dropped": 0}
@@ -235,22 +242,28 @@ class MCTS:
                 leaves = full.take(np.arange(m, dtype=np.int64))
             if self._needs_obs:
                 leaves.encode(out=obs)
-            priors, values = self._evaluate(obs if self._needs_obs else None, legal, leaves)
+            priors, values, scores = self._evaluate(obs if self._needs_obs else None, legal, leaves)
         else:
             # Terminal leaves get their exact outcome; only the others go to the evaluator.
             if leaves is None:
                 leaves = full.take(np.arange(m, dtype=np.int64))
             outcome = leaves.outcome(out=self._outcome[:m])
-            priors, values = self._priors, self._values
+            priors, values, scores = self._priors, self._values, (self._scores if self._scored else None)
             values[:m] = value_for_player_to_move(outcome, to_play)
             if n_terminal < m:
                 live = np.flatnonzero(~terminal)
                 sub = leaves.take(live)
                 sub_obs = sub.encode(out=self._obs[: len(live)]) if self._needs_obs else None
-                p, v = self._evaluate(sub_obs, legal[live], sub)
+                p, v, sc = self._evaluate(sub_obs, legal[live], sub)
                 priors[live] = p
                 values[live] = v
-        tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play)
+                if scores is not None:
+                    scores[live] = sc
+        final = None
+        if self._scored and n_terminal:
+            final = leaves.final_score(out=self._final_scores[:m]) if hasattr(leaves, "final_score") else None
+        tree.expand_and_backup(m, priors, values, self._legal_u8, self._terminal_u8, self._to_play,
+                               scores=scores, final_scores=final)
 
     def _steps_fused(self, full: States, roots: States, *, single: bool = False) -> None:
         """Batch steps until every game reached its target (one step if `single`) through tree.leaf_step.
@@ -261,7 +274,8 @@ class MCTS:
         """
         tree = self.tree
         step = tree.leaf_step
-        evaluate = self.evaluator.evaluate
+        scored = self._scored
+        evaluate = self.evaluator.evaluate_with_score if scored else self.evaluator.evaluate
         views = self._fused_views
         tree.bind_leaves(full, roots, self._legal, self._terminal, self._to_play, self._outcome, self._query,
                          self._obs if self._needs_obs else None)
@@ -280,9 +294,10 @@ class MCTS:
                     view = self._fused_view(m)
                 obs, legal, query = view
                 out = evaluate(obs, query if n_terminal else legal)
-                if not isinstance(out, tuple) or len(out) != 2:
-                    raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
-                running, next_m, next_terminal = step(out[0], out[1], not single)
+                if not isinstance(out, tuple) or len(out) != 2 + scored:
+                    raise ValueError(f"evaluator must return a tuple (priors, values{', scores' if scored else ''}), "
+                                     f"got {type(out).__name__}")
+                running, next_m, next_terminal = step(out[0], out[1], not single, out[2] if scored else None)
                 leaves += m
                 evaluated += m - n_terminal  # placeholders are not evaluations
                 m, n_terminal = next_m, next_terminal
@@ -323,9 +338,11 @@ class MCTS:
             return
         tree = self.tree
         select, expand, searching = tree.select, tree.expand_and_backup, tree.searching
-        evaluate = self.evaluator.evaluate
+        scored = self._scored
+        evaluate = self.evaluator.evaluate_with_score if scored else self.evaluator.evaluate
         num_actions = self.spec.num_actions
         native_query = self._native_query
+        final = self._final_scores if scored else None
         legal_all, terminal_all, to_play_all, outcome = self._legal, self._terminal, self._to_play, self._outcome
         legal_u8, terminal_u8 = self._legal_u8, self._terminal_u8
         load_paths = full.load_paths
@@ -356,10 +373,20 @@ class MCTS:
                             query[terminal] = True
                         evaluated += m - n_terminal  # placeholders are not evaluations
                         out = evaluate(obs, query)
-                        if not isinstance(out, tuple) or len(out) != 2:
-                            raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
+                        if not isinstance(out, tuple) or len(out) != 2 + scored:
+                            raise ValueError(f"evaluator must return a tuple (priors, values"
+                                             f"{', scores' if scored else ''}), got {type(out).__name__}")
                         priors, values = check_output(out[0], out[1], m, num_actions)
-                        expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome)
+                        if scored:
+                            if n_terminal:
+                                if hasattr(full, "final_score"):
+                                    full.final_score(out=final)
+                                else:
+                                    final[:] = 0.0
+                            expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome,
+                                   check_scores(out[2], m), final)
+                        else:
+                            expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome)
                     except BaseException:
                         tree.abort_step()  # the tree stays exactly as before this step
                         raise
@@ -373,14 +400,19 @@ class MCTS:
             stats["evaluated"] += evaluated
 
     def _evaluate(self, obs: np.ndarray | None, legal: np.ndarray, states: States | None = None):
+        """(priors, values, scores or None) of the leaves, checked."""
         self.stats["evaluated"] += len(legal)
-        if self._needs_states:
+        if self._scored:
+            out = self.evaluator.evaluate_with_score(obs, legal)
+        elif self._needs_states:
             out = self.evaluator.evaluate(obs, legal, states=states)
         else:
             out = self.evaluator.evaluate(obs, legal)
-        if not isinstance(out, tuple) or len(out) != 2:
-            raise ValueError(f"evaluator must return a tuple (priors, values), got {type(out).__name__}")
-        return check_output(out[0], out[1], len(legal), self.spec.num_actions)
+        if not isinstance(out, tuple) or len(out) != 2 + self._scored:
+            raise ValueError(f"evaluator must return a tuple (priors, values{', scores' if self._scored else ''}), "
+                             f"got {type(out).__name__}")
+        priors, values = check_output(out[0], out[1], len(legal), self.spec.num_actions)
+        return priors, values, (check_scores(out[2], len(legal)) if self._scored else None)
 
     def _result(self) -> SearchResult:
         tree = self.tree
@@ -390,10 +422,11 @@ class MCTS:
         else:
             policy, action = visit_policy(visits), most_visited(visits)
         result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
-                              value=tree.root_value(), action=action, simulations=tree.sims_done.copy())
+                              value=tree.root_value(), action=action, simulations=tree.sims_done.copy(),
+                              score=tree.root_score() if self._scored else None)
         skipped = tree.sims_target == 0  # a reused tree may hold statistics of a root that was not searched
         if skipped.any():
-            for field in ("visits", "policy", "q", "prior", "value"):
+            for field in ("visits", "policy", "q", "prior", "value") + (("score",) if self._scored else ()):
                 getattr(result, field)[skipped] = 0
             result.action[skipped] = NO_ACTION
         return result

@@ -23,12 +23,16 @@ class SearchResult:
     prior: np.ndarray
     """float32 [B, A]: root priors as searched (after Dirichlet noise)."""
     value: np.ndarray
-    """float32 [B]: mean backed-up root value, player to move's view."""
+    """float32 [B]: mean backed-up root win/loss value, player to move's view (the win rate; without
+    the score utility the search may add)."""
     action: np.ndarray
     """int32 [B]: the deterministic move. PUCT: most visited (lowest index on ties); Gumbel: argmax of
     g + logit + sigma(completed Q) among the most visited actions (the paper's choice)."""
     simulations: np.ndarray
     """int32 [B]: simulations run in this search (0 for terminal or inactive roots)."""
+    score: np.ndarray | None = None
+    """float32 [B]: mean backed-up expected score of the root, player to move's view, when the
+    evaluator predicts scores (None otherwise)."""
 
 
 def visit_policy(visits: np.ndarray) -> np.ndarray:

@@ -83,9 +83,21 @@ class InferenceServer:
         self._queue.put(_Request(obs, legal, fut, time.perf_counter()))
         return fut
 
+    @property
+    def has_score(self) -> bool:
+        """The served network predicts scores: every batch then carries them (evaluate_with_score)."""
+        return bool(getattr(self.evaluator, "has_score", False))
+
     def evaluate(self, obs: np.ndarray, legal: np.ndarray):
         """Blocking evaluator protocol: same signature as the in-process evaluator."""
-        return self.submit(obs, legal).result()
+        return self.submit(obs, legal).result()[:2]
+
+    def evaluate_with_score(self, obs: np.ndarray, legal: np.ndarray):
+        """(priors, values, scores): the evaluator protocol's score variant (see search/evaluators.py)."""
+        out = self.submit(obs, legal).result()
+        if len(out) != 3:
+            raise ValueError("evaluate_with_score: the served network has no score head")
+        return out
 
     def reload(self, state_dict: dict) -> None:
         """Queue new weights; they take effect before the next batch."""
@@ -148,7 +160,8 @@ class InferenceServer:
                     self.weights_version += 1
                 obs = np.concatenate([r.obs for r in batch]) if len(batch) > 1 else batch[0].obs
                 legal = np.concatenate([r.legal for r in batch]) if len(batch) > 1 else batch[0].legal
-                priors, values = self.evaluator.evaluate(obs, legal)
+                scored = getattr(self.evaluator, "has_score", False)
+                out = self.evaluator.evaluate_with_score(obs, legal) if scored else self.evaluator.evaluate(obs, legal)
             except BaseException as e:  # a failed batch fails its callers, not the server
                 for r in batch:
                     r.future.set_exception(e)
@@ -158,7 +171,7 @@ class InferenceServer:
             start = 0
             for r in batch:
                 n = r.obs.shape[0]
-                r.future.set_result((priors[start:start + n], values[start:start + n]))
+                r.future.set_result(tuple(x[start:start + n] for x in out))
                 start += n
                 self._latency_sum += t0 - r.enqueued
             self._requests += len(batch)

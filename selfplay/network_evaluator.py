@@ -118,32 +118,47 @@ class NetworkEvaluator:
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
+    @property
+    def has_score(self) -> bool:
+        """Whether the network predicts the final score (evaluate_with_score; see search/evaluators.py)."""
+        return bool(getattr(self.net, "has_score", False))
+
     @torch.inference_mode()
-    def forward(self, obs: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        """The raw network: (logits [B, A], values [B]) as float32 tensors on self.device (no masking)."""
+    def forward(self, obs: np.ndarray) -> tuple[torch.Tensor, ...]:
+        """The raw network: (logits [B, A], values [B]) as float32 tensors on self.device (no masking),
+        plus scores [B] for a net with a score head."""
         if self.openvino is not None:
             try:
-                logits, values = self.openvino.infer(obs)
-                return torch.from_numpy(logits), torch.from_numpy(values)
+                return tuple(torch.from_numpy(x) for x in self.openvino.infer(obs))
             except OpenVinoError as e:
                 self._fall_back(e)
         x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device, non_blocking=True)
         if self.device.type == "cuda":
             x = x.contiguous(memory_format=torch.channels_last)
         with self._autocast():
-            logits, value = self.net(x)
+            out = self.net(x)
         if self.device.type == "cuda":
             torch.cuda.synchronize()  # so the forward time is not attributed to the copy below
-        return logits.float(), value.float().reshape(-1)
+        return (out[0].float(), *(y.float().reshape(-1) for y in out[1:]))
+
+    def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._evaluate(obs, legal)[:2]
+
+    def evaluate_with_score(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(priors, values, scores float32 [B]): scores in points, player to move's view."""
+        if not self.has_score:
+            raise ValueError("evaluate_with_score: this network has no score head (model.score_head)")
+        return self._evaluate(obs, legal)
 
     @torch.inference_mode()
-    def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, ...]:
         if obs.ndim != 4 or legal.ndim != 2 or obs.shape[0] != legal.shape[0]:
             raise ValueError(f"evaluate: expected obs [B, C, H, W] and legal [B, A] with the same B, "
                              f"got {obs.shape} and {legal.shape}")
         mask = torch.from_numpy(np.ascontiguousarray(legal, dtype=bool)).to(self.device)
         t0 = time.perf_counter()
-        logits, value = self.forward(obs)
+        out = self.forward(obs)
+        logits, value = out[0], out[1]
         self.forward_seconds += time.perf_counter() - t0
         logits = logits.float().masked_fill(~mask, float("-inf"))
         # Rows with no legal action (terminal leaves) would be all -inf: give them zeros.
@@ -153,4 +168,4 @@ class NetworkEvaluator:
         self.evaluations += obs.shape[0]
         self.batches += 1
         return (priors.cpu().numpy().astype(np.float32, copy=False),
-                value.cpu().numpy().astype(np.float32, copy=False))
+                *(y.cpu().numpy().astype(np.float32, copy=False) for y in out[1:]))

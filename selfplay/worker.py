@@ -49,6 +49,8 @@ class GameRecord:
     no_resign: bool  # belonged to the never-resign fraction
     false_resign: bool | None  # no-resign game where a would-be resigner did not lose; None if nobody would have
     score: float | None = None  # Go: Tromp-Taylor black minus white (komi included) when played out
+    final_ownership: np.ndarray | None = None  # Go: [H*W] int8 owner of each final point, Black +1 / White -1
+    ownership_known: bool = False  # the game has final ownership (Go), whether or not this one was played out
     root_value: np.ndarray | None = None  # [T] float32, the recorded searches' root values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
 
@@ -262,10 +264,15 @@ class SelfPlayWorker:
         if done.any():
             outcome = states.outcome()
             score = states.score() if hasattr(states, "score") else None
+            # Final ownership (Go): the area of the played-out position, a target per point (KataGo).
+            owner = states.ownership() if hasattr(states, "ownership") else None
             for b in np.flatnonzero(done):
                 z = float(outcome[b]) if resigned[b] < 0 else (1.0 if resigned[b] == 1 else -1.0)
-                records.append(self._finish(b, z, resigned[b] >= 0,
-                                            None if (score is None or resigned[b] >= 0) else float(score[b])))
+                played_out = resigned[b] < 0
+                records.append(self._finish(b, z, not played_out,
+                                            float(score[b]) if score is not None and played_out else None,
+                                            owner[b].copy() if owner is not None and played_out else None,
+                                            owner is not None))
             restarted = np.flatnonzero(done)
             states.reset(restarted)
             self._random_openings(restarted)
@@ -276,7 +283,8 @@ class SelfPlayWorker:
             self.cheap.advance(advance)
         return records
 
-    def _finish(self, b: int, z: float, resigned: bool, score: float | None) -> GameRecord:
+    def _finish(self, b: int, z: float, resigned: bool, score: float | None, ownership: np.ndarray | None = None,
+                ownership_known: bool = False) -> GameRecord:
         t = self.traj[b]
         self.traj[b] = self._new_trajectory()
         self.games_finished += 1
@@ -298,6 +306,8 @@ class SelfPlayWorker:
             no_resign=t.no_resign,
             false_resign=false_resign,
             score=score,
+            final_ownership=ownership,
+            ownership_known=ownership_known,
             root_value=np.clip(np.asarray(t.root_value, np.float32), -1.0, 1.0),
             q_weight=self.cfg.value_q_weight,
         )

@@ -4,6 +4,18 @@
         -> policy head: 1x1 conv, BN, ReLU, linear  -> logits [B, A] over ALL actions
         -> value head:  1x1 conv, BN, ReLU, linear, ReLU, linear, tanh -> value [B] in [-1, 1]
 
+Optional auxiliary heads for games with a final score (Go; KataGo, Wu 2019, section 4.1):
+
+        -> ownership head: 1x1 conv to one channel -> ownership logits [B, H*W]; tanh(logit) is the
+           expected final owner of each point from the player to move's view, in [-1, 1]
+        -> score head: a linear map of the value head's hidden layer -> expected final score [B]
+           (points, komi included, player to move's view), scaled by sqrt(H*W) so the layer works
+           at unit scale
+
+They add targets that carry far more than one bit per game. forward() returns what search needs
+(logits, value, and the score when the net has a score head); heads() also returns the
+ownership for training and analysis.
+
 This is the AlphaGo Zero network (Silver et al. 2017, "Methods: neural network
 architecture") at a configurable size. Some blocks also carry a global pooling
 bias (KataGo, Wu 2019, section 3.3): part of the block's first convolution is
@@ -23,6 +35,7 @@ the observations are.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Protocol
 
 import torch
@@ -48,6 +61,11 @@ class NetworkConfig:
     """Channels of the value head's 1x1 convolution (AlphaGo Zero: 1)."""
     value_hidden: int = 64
     """Width of the value head's hidden fully connected layer (AlphaGo Zero: 256)."""
+    ownership_head: bool = False
+    """Predict each point's final owner (Go; KataGo's ownership target). Trained with train.ownership_weight."""
+    score_head: bool = False
+    """Predict the final score (Go), used by the search's score utility (search.score_utility).
+    Trained with train.score_weight."""
     zero_init_residual: bool = True
     """Start each block's last BatchNorm scale at 0, so an untrained tower is the identity map.
 
@@ -159,12 +177,34 @@ class PolicyValueNet(nn.Module):
         self.value_conv, self.value_bn = _conv_bn(c, cfg.value_channels, 1)
         self.value_fc1 = nn.Linear(cfg.value_channels * h * w, cfg.value_hidden)
         self.value_fc2 = nn.Linear(cfg.value_hidden, 1)
+        self.score_scale = math.sqrt(h * w)
+        self.ownership_conv = nn.Conv2d(c, 1, 1) if cfg.ownership_head else None
+        self.score_fc = nn.Linear(cfg.value_hidden, 1) if cfg.score_head else None
 
         if cfg.zero_init_residual:
             for block in self.tower:
                 nn.init.zeros_(block.bn2.weight)
 
-    def forward(self, obs_bchw: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    @property
+    def has_score(self) -> bool:
+        return self.score_fc is not None
+
+    @property
+    def has_ownership(self) -> bool:
+        return self.ownership_conv is not None
+
+    def forward(self, obs_bchw: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(logits [B, A], value [B]), plus score [B] when the net has a score head: the search's inputs."""
+        out = self._run(obs_bchw, ownership=False)
+        if out["score"] is None:
+            return out["logits"], out["value"]
+        return out["logits"], out["value"], out["score"]
+
+    def heads(self, obs_bchw: torch.Tensor) -> dict[str, torch.Tensor | None]:
+        """Every head: logits [B, A], value [B], score [B] or None, ownership logits [B, H*W] or None."""
+        return self._run(obs_bchw, ownership=True)
+
+    def _run(self, obs_bchw: torch.Tensor, *, ownership: bool) -> dict[str, torch.Tensor | None]:
         if obs_bchw.dim() != 4 or tuple(obs_bchw.shape[1:]) != self.obs_shape:
             raise ValueError(f"PolicyValueNet: expected obs [B, {', '.join(map(str, self.obs_shape))}], "
                              f"got {tuple(obs_bchw.shape)}")
@@ -175,9 +215,15 @@ class PolicyValueNet(nn.Module):
         p = F.relu(self.policy_bn(self.policy_conv(x))).flatten(1)
         logits = self.policy_fc(p)                                         # [B, A]
         v = F.relu(self.value_bn(self.value_conv(x))).flatten(1)
-        v = torch.tanh(self.value_fc2(F.relu(self.value_fc1(v)))).squeeze(1)  # [B]
+        hidden = F.relu(self.value_fc1(v))                                  # [B, value_hidden]
+        v = torch.tanh(self.value_fc2(hidden)).squeeze(1)                  # [B]
         # losses and search want float32 even when the tower ran in bf16 under autocast
-        return logits.float(), v.float()
+        out = {"logits": logits.float(), "value": v.float(), "score": None, "ownership": None}
+        if self.score_fc is not None:
+            out["score"] = (self.score_scale * self.score_fc(hidden).squeeze(1)).float()
+        if ownership and self.ownership_conv is not None:
+            out["ownership"] = self.ownership_conv(x).flatten(1).float()   # [B, H*W] logits of tanh
+        return out
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

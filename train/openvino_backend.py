@@ -53,7 +53,8 @@ class _WeightsAsInputs(torch.nn.Module):
 
 
 class OpenVinoNet:
-    """infer(obs [B, C, H, W] float32) -> (logits [B, A], values [B]) as float32 numpy arrays."""
+    """infer(obs [B, C, H, W] float32) -> (logits [B, A], values [B]) as float32 numpy arrays, plus
+    scores [B] for a net with a score head (the outputs of the net's forward)."""
 
     def __init__(self, net: torch.nn.Module, *, precision: str, threads: int | None = 1, streams: int = 1,
                  async_reload: bool = True, reload_duty: float = 0.25):
@@ -144,9 +145,10 @@ class OpenVinoNet:
             out = local.request.infer({0: np.ascontiguousarray(obs, dtype=np.float32)})
         except Exception as e:
             raise OpenVinoError(f"OpenVINO inference failed ({type(e).__name__}: {e})") from e
-        # infer() returns copies of the output tensors, so the next call does not overwrite them
-        logits, values = out[0], out[1]
-        return logits.astype(np.float32, copy=False), values.reshape(-1).astype(np.float32, copy=False)
+        # infer() returns copies of the output tensors, so the next call does not overwrite them;
+        # outputs after the logits (value, and score for nets with a score head) are one per row
+        return (out[0].astype(np.float32, copy=False),
+                *(out[k].reshape(-1).astype(np.float32, copy=False) for k in range(1, len(out))))
 
     # -- hot reload ------------------------------------------------------------
     def reload(self, state_dict: dict) -> None:

@@ -34,6 +34,16 @@ that is ignored. They are plain npz (no pickle) holding:
     move     [n]     int32    move number of the position within its game
     meta     [4]     int64    format version, index, start, n (cross-checked against the name)
 
+and, in format 2, for games with a final score (Go; KataGo's auxiliary targets, Wu 2019 section 4.1):
+
+    ownership  [n, H*W]  int8     final owner of each point from the player to move's view
+                                  (+1 own, -1 opponent's, 0 neither), by area of the final position
+    score      [n]       float32  final score (komi included) from the player to move's view
+    has_final  [n]       bool     whether the game was played out (a resigned game has no final
+                                  position: its ownership and score losses are masked)
+
+Format-1 shards (written before these targets existed) still load, with has_final false.
+
 Sample budget. A position should be trained on a bounded number of times, or
 the network over-fits the current window while self-play is slow (the replay
 ratio of Schrittwieser et al. 2020 and KataGo's "samples per new data row").
@@ -63,10 +73,12 @@ from azero.train.atomic import is_temp_name, write_atomic
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 SHARD_NAME = "shard_{index:08d}_{start:012d}_{n:06d}.npz"
 _SHARD_RE = re.compile(r"^shard_(\d{8,})_(\d{12,})_(\d{6,})\.npz$")
 _KEYS = ("obs", "pi", "z", "legal", "game_id", "move", "meta")
+_FINAL_KEYS = ("ownership", "score", "has_final")  # format 2, optional: only games that store final targets
 _OBS_DTYPES = (np.dtype(np.uint8), np.dtype(np.float16), np.dtype(np.float32))
 
 
@@ -278,17 +290,20 @@ class ReplayBuffer:
                 missing = [k for k in _KEYS if k not in f.files]
                 if missing:
                     raise ReplayShardError(s.path, f"missing arrays {missing}")
-                arrays = {k: f[k] for k in _KEYS}  # reads and CRC-checks every member now
+                present = [k for k in _FINAL_KEYS if k in f.files]
+                if present and len(present) != len(_FINAL_KEYS):
+                    raise ReplayShardError(s.path, f"has {present} but not all of {list(_FINAL_KEYS)}")
+                arrays = {k: f[k] for k in (*_KEYS, *present)}  # reads and CRC-checks every member now
         except ReplayShardError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, KeyError) as e:
             raise ReplayShardError(s.path, f"unreadable, truncated or corrupt ({type(e).__name__}: {e})") from e
 
         meta = arrays.pop("meta")
-        expect_meta = [FORMAT_VERSION, s.index, s.start, s.n]
-        if meta.shape != (4,) or meta.tolist() != expect_meta:
-            raise ReplayShardError(s.path, f"meta {meta.tolist()} does not match [format, index, start, n] = "
-                                           f"{expect_meta} from the file name")
+        if meta.shape != (4,) or meta[0] not in READABLE_VERSIONS or meta[1:].tolist() != [s.index, s.start, s.n]:
+            raise ReplayShardError(s.path, f"meta {meta.tolist()} does not match [format in {list(READABLE_VERSIONS)}, "
+                                           f"index, start, n] = [{FORMAT_VERSION}, {s.index}, {s.start}, {s.n}] "
+                                           f"from the file name")
         n, a = s.n, self.num_actions
         expected = {
             "obs": ((n, *self.obs_shape), None),
@@ -307,7 +322,20 @@ class ReplayBuffer:
         if arrays["obs"].dtype not in _OBS_DTYPES:
             raise ReplayShardError(s.path, f"obs has dtype {arrays['obs'].dtype}, expected one of "
                                            f"{[str(d) for d in _OBS_DTYPES]}")
+        if "has_final" not in arrays:  # format 1, or a game without final targets: losses masked
+            arrays.update(self._no_final(n))
+        for key, (shape, dtype) in self._final_shapes(n).items():
+            x = arrays[key]
+            if x.shape != shape or x.dtype != np.dtype(dtype):
+                raise ReplayShardError(s.path, f"{key} is {x.dtype} {x.shape}, expected {np.dtype(dtype)} {shape}")
         return arrays
+
+    def _final_shapes(self, n: int) -> dict[str, tuple[tuple[int, ...], type]]:
+        points = self.obs_shape[1] * self.obs_shape[2]
+        return {"ownership": ((n, points), np.int8), "score": ((n,), np.float32), "has_final": ((n,), np.bool_)}
+
+    def _no_final(self, n: int) -> dict[str, np.ndarray]:
+        return {k: np.zeros(shape, dtype) for k, (shape, dtype) in self._final_shapes(n).items()}
 
     # ------------------------------------------------------------------ writing
 
@@ -323,18 +351,23 @@ class ReplayBuffer:
         ids = self._shards[-1].data["game_id"]
         return int(ids.max()) + 1 if len(ids) else 0
 
-    def add(self, obs, pi, z, legal, *, game_id, move) -> Path:
+    def add(self, obs, pi, z, legal, *, game_id, move, ownership=None, score=None, has_final=None) -> Path:
         """Write n positions as one new shard and slide the window; returns the shard's path.
 
         obs [n, C, H, W] (float32 from encode()), pi float32 [n, A] (sums to 1,
         0 on illegal actions), z [n] in [-1, 1], legal bool [n, A],
-        game_id int [n] or one int for all, move int [n].
+        game_id int [n] or one int for all, move int [n]; for games with a final score
+        all three of ownership [n, H*W] in {-1, 0, 1}, score [n] and has_final bool [n]
+        (see the module docstring), else none of them.
         """
         data = self._validate(obs, pi, z, legal, game_id, move)
         n = len(data["z"])
+        final = self._validate_final(n, ownership, score, has_final)
         shard = _Shard(self.directory / SHARD_NAME.format(index=self._next_index, start=self._total, n=n),
                        self._next_index, self._total, n)
-        arrays = dict(data, meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
+        arrays = dict(data, **(final or {}),
+                      meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
+        data = dict(data, **(final or self._no_final(n)))
         save = np.savez_compressed if self.cfg.compress else np.savez
         # a file object, not a name: np.savez would append '.npz' to the temp name
         write_atomic(shard.path, lambda f: save(f, **arrays))
@@ -383,6 +416,25 @@ class ReplayBuffer:
         return {"obs": compact_obs(obs), "pi": pi.copy(), "z": z.copy(), "legal": legal.copy(),
                 "game_id": gid, "move": mv.astype(np.int32)}
 
+    def _validate_final(self, n: int, ownership, score, has_final) -> dict[str, np.ndarray] | None:
+        given = [x is not None for x in (ownership, score, has_final)]
+        if not any(given):
+            return None
+        if not all(given):
+            raise ValueError("add: ownership, score and has_final go together (all or none)")
+        shapes = self._final_shapes(n)
+        own = np.asarray(ownership)
+        if own.shape != shapes["ownership"][0] or not np.isin(own, (-1, 0, 1)).all():
+            raise ValueError(f"add: ownership must be [{n}, {shapes['ownership'][0][1]}] with values in "
+                             f"{{-1, 0, 1}}, got {own.shape}")
+        sc = np.asarray(score, dtype=np.float32)
+        if sc.shape != (n,) or not np.isfinite(sc).all():
+            raise ValueError(f"add: score must be finite of shape ({n},), got {sc.shape}")
+        hf = np.asarray(has_final)
+        if hf.shape != (n,) or hf.dtype != np.bool_:
+            raise ValueError(f"add: has_final must be bool of shape ({n},), got {hf.dtype} {hf.shape}")
+        return {"ownership": own.astype(np.int8), "score": sc.copy(), "has_final": hf.copy()}
+
     # ------------------------------------------------------------------ reading
 
     def _window(self) -> tuple[list[_Shard], np.ndarray, np.ndarray]:
@@ -420,9 +472,11 @@ class ReplayBuffer:
 
         Returns numpy arrays: obs float32 [B, C, H, W], pi float32 [B, A],
         z float32 [B], legal bool [B, A], game_id int64 [B], move int32 [B],
-        position int64 [B] (global position number), symmetry int64 [B] (index
-        into self.transforms). With augmentation each position gets its own
-        random transform, applied alike to obs, pi and legal; z is invariant.
+        ownership float32 [B, H*W], score float32 [B], has_final bool [B] (all zero
+        / false where a shard has no final targets), position int64 [B] (global
+        position number), symmetry int64 [B] (index into self.transforms). With
+        augmentation each position gets its own random transform, applied alike to
+        obs, pi, legal and ownership; z and score are invariant.
         The budget is not enforced here: callers check can_sample() first.
         """
         shards, first, cum = self._window()
@@ -444,6 +498,9 @@ class ReplayBuffer:
             "legal": np.empty((batch_size, a), np.bool_),
             "game_id": np.empty(batch_size, np.int64),
             "move": np.empty(batch_size, np.int32),
+            "ownership": np.empty((batch_size, h * w), np.float32),
+            "score": np.empty(batch_size, np.float32),
+            "has_final": np.empty(batch_size, np.bool_),
         }
         position = np.empty(batch_size, np.int64)
         for j in np.unique(k):
@@ -463,6 +520,8 @@ class ReplayBuffer:
                 out["obs"][sel] = tr.apply_obs(out["obs"][sel])
                 out["pi"][sel] = tr.apply_policy(out["pi"][sel])
                 out["legal"][sel] = tr.apply_policy(out["legal"][sel])
+                board = out["ownership"][sel].reshape(len(sel), h, w)
+                out["ownership"][sel] = tr.apply_obs(board).reshape(len(sel), h * w)
         out["position"] = position
         out["symmetry"] = sym
         self.samples_drawn += batch_size

@@ -102,6 +102,13 @@ class TrainConfig:
     """Keep only this many newest checkpoints after each save; 0 keeps all."""
     value_loss_weight: float = 1.0
     """Weight of the value MSE against the policy cross-entropy."""
+    ownership_weight: float = 1.5
+    """Nets with an ownership head: weight of its loss, the mean over points of the cross-entropy
+    between (1 + owner) / 2 and (1 + tanh(logit)) / 2 (KataGo: 1.5 / area on the per-point sum).
+    Masked for positions of games that were not played out (resigned, old replay shards)."""
+    score_weight: float = 0.25
+    """Nets with a score head: weight of its loss, the Huber loss (delta 1) of (predicted - final
+    score) / sqrt(H*W). Masked like the ownership loss."""
     seed: int = 0
     """Seed of the trainer's numpy generator (replay sampling)."""
     precision: str = "auto"
@@ -209,11 +216,15 @@ class Trainer:
 
         self.net.train()
         with self._autocast():
-            logits, value = self.net(obs)
+            heads = self.net.heads(obs)
+        logits, value = heads["logits"], heads["value"]
         logp = masked_log_softmax(logits, legal)                 # [B, A] float32
         policy_loss = -(pi * logp).sum(dim=1).mean()
         value_loss = F.mse_loss(value, z)
         loss = policy_loss + self.cfg.value_loss_weight * value_loss
+        aux = self._final_losses(heads, batch)
+        for name, term in aux.items():
+            loss = loss + getattr(self.cfg, name.replace("_loss", "_weight")) * term
         if not torch.isfinite(loss):
             # fail loudly: stepping on a NaN would poison every weight and every later checkpoint
             raise FloatingPointError(f"train_step {self.step}: non-finite loss "
@@ -235,10 +246,36 @@ class Trainer:
             value_error = (value - z).abs().mean()
             # one device->host transfer for all metrics instead of one sync each
             vals = torch.stack([loss, policy_loss, value_loss, policy_loss - target_entropy, entropy, top1,
-                                value_error, grad_norm.to(loss.device)]).tolist()
+                                value_error, grad_norm.to(loss.device), *aux.values()]).tolist()
         names = ("loss", "policy_loss", "value_loss", "policy_kl", "policy_entropy", "policy_top1",
-                 "value_error", "grad_norm")
+                 "value_error", "grad_norm", *aux)
         return dict(zip(names, vals), lr=lr, step=float(self.step))
+
+    def _final_losses(self, heads: dict, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """ownership_loss / score_loss of the heads the net has, over the played-out positions only
+        (has_final; a batch without any gives 0, so the terms and their metrics are always there)."""
+        if heads["ownership"] is None and heads["score"] is None:
+            return {}
+        if "has_final" in batch:
+            mask = torch.as_tensor(batch["has_final"]).to(self.device, dtype=torch.float32)
+        else:
+            mask = torch.zeros(heads["value"].shape[0], device=self.device)
+        count = mask.sum().clamp_min(1.0)
+        out = {}
+        if heads["ownership"] is not None:
+            target = torch.as_tensor(batch["ownership"]).to(self.device, dtype=torch.float32) if "ownership" in batch \
+                else torch.zeros_like(heads["ownership"])
+            # tanh(x) = 2 sigmoid(2x) - 1: the cross-entropy of owner probabilities (1 + o) / 2
+            per_point = F.binary_cross_entropy_with_logits(2.0 * heads["ownership"], (1.0 + target) / 2.0,
+                                                           reduction="none")
+            out["ownership_loss"] = (per_point.mean(dim=1) * mask).sum() / count
+        if heads["score"] is not None:
+            target = torch.as_tensor(batch["score"]).to(self.device, dtype=torch.float32) if "score" in batch \
+                else torch.zeros_like(heads["score"])
+            scale = self.net.score_scale
+            per_row = F.huber_loss(heads["score"] / scale, target / scale, reduction="none", delta=1.0)
+            out["score_loss"] = (per_row * mask).sum() / count
+        return out
 
     def train_from(self, buffer, *, max_steps: int, checkpoint_dir: str | os.PathLike | None = None
                    ) -> list[dict[str, float]]:

@@ -109,8 +109,7 @@ class LocalRun:
             return
         arrays = stack_records(records, self.games_total)
         if arrays is not None:
-            self.buffer.add(arrays["obs"], arrays["pi"], arrays["z"], arrays["legal"],
-                            game_id=arrays["game_id"], move=arrays["move"])
+            self.buffer.add(**arrays)
         sgf_every = self.cfg.selfplay.sgf_every
         if sgf_every and self.spec.name.startswith("go"):
             for i, r in enumerate(records):
@@ -162,7 +161,9 @@ class LocalRun:
             "games": f"games {self.games_total} (len {self.stats.mean_length:.0f}, resign {100 * self.stats.resign_rate:.0f}%"
                      + (f", false {100 * fr:.0f}%" if fr is not None else "") + ")",
             "buffer": f"positions {b.positions_total:,} window {b.positions_in_window:,}",
-            "loss": (f"loss {t['loss']:.3f} (pol {t['policy_loss']:.3f} val {t['value_loss']:.3f})" if t else
+            "loss": (f"loss {t['loss']:.3f} (pol {t['policy_loss']:.3f} val {t['value_loss']:.3f}"
+                     + (f" own {t['ownership_loss']:.3f}" if "ownership_loss" in t else "")
+                     + (f" score {t['score_loss']:.3f}" if "score_loss" in t else "") + ")" if t else
                      f"waiting for {self.cfg.replay.min_positions:,} positions"),
             "evals": f"{evals / elapsed:,.0f} evals/s batch {mean_batch:.0f}",
         }
@@ -176,6 +177,7 @@ class LocalRun:
     def run(self) -> dict:
         cfg = self.cfg
         deadline = None if cfg.run.max_minutes is None else time.perf_counter() + 60 * cfg.run.max_minutes
+        cpu_deadline = None if cfg.run.max_cpu_minutes is None else time.process_time() + 60 * cfg.run.max_cpu_minutes
         params = sum(p.numel() for p in self.trainer.net.parameters())
         self.logger.message(
             f"azero selfplay: {self.spec.name}, run dir {self.run_dir.path}, net {cfg.model.blocks}x{cfg.model.channels} "
@@ -187,6 +189,9 @@ class LocalRun:
             while self.trainer.step < cfg.train.steps and not self._stop.is_set():
                 if deadline is not None and time.perf_counter() > deadline:
                     self.logger.message(f"run.max_minutes={cfg.run.max_minutes} reached; stopping")
+                    break
+                if cpu_deadline is not None and time.process_time() > cpu_deadline:
+                    self.logger.message(f"run.max_cpu_minutes={cfg.run.max_cpu_minutes} reached; stopping")
                     break
                 for w in self.workers:
                     w.resign_enabled = self.trainer.step >= cfg.selfplay.resign_after_steps

@@ -77,8 +77,7 @@ class BufferActor:
         self.buffer = ReplayBuffer(directory, spec, cfg=cfg, samples_drawn=samples_drawn)
 
     def add(self, arrays: dict) -> str:
-        return str(self.buffer.add(arrays["obs"], arrays["pi"], arrays["z"], arrays["legal"],
-                                   game_id=arrays["game_id"], move=arrays["move"]))
+        return str(self.buffer.add(**arrays))
 
     def can_sample(self, batch_size: int) -> bool:
         return self.buffer.can_sample(batch_size)
@@ -147,16 +146,23 @@ class InferenceActor:
     def evaluate(self, obs, legal):
         return self.server.evaluate(obs, legal)
 
+    def evaluate_with_score(self, obs, legal):
+        return self.server.evaluate_with_score(obs, legal)
+
     def stats(self) -> dict:
         return self.server.stats()
 
 
 class _ServerClient:
-    def __init__(self, handle):
+    def __init__(self, handle, has_score: bool):
         self.handle = handle
+        self.has_score = has_score
 
     def evaluate(self, obs, legal):
         return ray.get(self.handle.evaluate.remote(obs, legal))
+
+    def evaluate_with_score(self, obs, legal):
+        return ray.get(self.handle.evaluate_with_score.remote(obs, legal))
 
 
 class SelfPlayActor:
@@ -171,7 +177,7 @@ class SelfPlayActor:
                                           **(inference or {}))
             evaluator = self.local
         else:
-            evaluator = _ServerClient(server)
+            evaluator = _ServerClient(server, bool(model_cfg.score_head))
         self.worker = SelfPlayWorker(game, evaluator, search_cfg, selfplay_cfg, seed=seed)
         self.version = -1
 

@@ -60,7 +60,7 @@ def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np
     parts = [(i, r) for i, r in enumerate(records) if len(r.to_play)]
     if not parts:
         return None
-    return {
+    arrays = {
         "obs": np.concatenate([r.obs for _, r in parts]),
         "pi": np.concatenate([r.policy for _, r in parts]),
         "z": np.concatenate([r.value_targets for _, r in parts]),
@@ -68,6 +68,29 @@ def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np
         "game_id": np.concatenate([np.full(len(r.to_play), first_game_id + i, np.int64) for i, r in parts]),
         "move": np.concatenate([r.move_number for _, r in parts]),
     }
+    if any(r.ownership_known for _, r in parts):
+        arrays.update(final_targets([r for _, r in parts]))
+    return arrays
+
+
+def final_targets(records: list[GameRecord]) -> dict[str, np.ndarray]:
+    """ownership [n, H*W] int8, score [n] float32, has_final [n] bool of the recorded positions, from
+    each position's player to move's view (ReplayBuffer.add's final targets); a game with no final
+    position (resigned) gets zeros and has_final false."""
+    own, score, has = [], [], []
+    for r in records:
+        t = len(r.to_play)
+        sign = np.where(r.to_play == 0, 1, -1).astype(np.int8)  # player 0 (Black) is +1 in the game's view
+        if r.final_ownership is None or r.score is None:
+            points = r.obs.shape[2] * r.obs.shape[3]
+            own.append(np.zeros((t, points), np.int8))
+            score.append(np.zeros(t, np.float32))
+            has.append(np.zeros(t, np.bool_))
+        else:
+            own.append(sign[:, None] * np.asarray(r.final_ownership, np.int8)[None, :])
+            score.append((sign * np.float32(r.score)).astype(np.float32))
+            has.append(np.ones(t, np.bool_))
+    return {"ownership": np.concatenate(own), "score": np.concatenate(score), "has_final": np.concatenate(has)}
 
 
 def go_result_string(record: GameRecord) -> str:

@@ -27,7 +27,8 @@ def check_tree(tree, b: int) -> None:
             assert np.isclose(tree.child_value_sum[b, parent, action], sign * value_sum, atol=1e-9)
         if state == NODE_TERMINAL:
             assert np.isclose(value_sum, visits * tree.node_raw_value[b, node])
-            assert abs(tree.node_raw_value[b, node]) <= 1.0
+            assert abs(tree.node_raw_value[b, node]) <= 1.0 + tree.score_lambda  # the score utility adds <= lambda
+            assert abs(tree.node_raw_win[b, node]) <= 1.0
         elif state == NODE_EXPANDED:
             row = tree.child_index[b, node]
             legal = row != ILLEGAL

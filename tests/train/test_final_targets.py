@@ -1,0 +1,148 @@
+"""Ownership and score: replay format 2 (and format-1 shards still loading), the heads, their masked
+losses, and checkpoints of nets without the heads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from azero.games.go import GoGame
+from azero.runs.records import final_targets, stack_records
+from azero.selfplay.worker import GameRecord
+from azero.train.checkpoint import network_from_checkpoint
+from azero.train.network import NetworkConfig, PolicyValueNet
+from azero.train.replay import ReplayBuffer, ReplayConfig
+from azero.train.trainer import TrainConfig, Trainer
+
+CFG = ReplayConfig(min_window=1000, max_window=1000, min_positions=1, max_samples_per_position=None)
+HEADS = NetworkConfig(blocks=1, channels=8, global_pool_every=0, value_hidden=8, ownership_head=True,
+                      score_head=True)
+
+
+def _final(rng, n, points):
+    return {"ownership": rng.integers(-1, 2, size=(n, points)).astype(np.int8),
+            "score": rng.normal(0, 10, n).astype(np.float32), "has_final": rng.random(n) < 0.5}
+
+
+def test_final_targets_round_trip_and_format_1_shards_load_masked(tmp_path, spec, positions, rng):
+    buf = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    d = positions(rng, 6)
+    fin = _final(rng, 6, 25)
+    buf.add(**d, game_id=0, move=np.arange(6), **fin)
+    # A format-1 shard, as written before the final targets existed: no ownership arrays, meta version 1.
+    old = positions(rng, 4)
+    path = tmp_path / "shard_00000001_000000000006_000004.npz"
+    np.savez(path, **old, game_id=np.ones(4, np.int64), move=np.arange(4, dtype=np.int32),
+             meta=np.array([1, 1, 6, 4], np.int64))
+    again = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    data = again.window_data()
+    assert len(data["z"]) == 10
+    shards = again._shards
+    np.testing.assert_array_equal(shards[0].data["ownership"], fin["ownership"])
+    np.testing.assert_array_equal(shards[0].data["has_final"], fin["has_final"])
+    assert not shards[1].data["has_final"].any() and not shards[1].data["ownership"].any()
+    batch = again.sample(64, np.random.default_rng(0), augment=False)
+    assert batch["ownership"].shape == (64, 25) and batch["has_final"].dtype == np.bool_
+
+
+def test_augmentation_moves_ownership_with_the_board(tmp_path, spec, positions, rng):
+    buf = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    d = positions(rng, 8)
+    # ownership = plane 0 of the observation (+1 at pi's best point): both must move together
+    own = d["obs"][:, 0].reshape(8, 25).astype(np.int8)
+    buf.add(**d, game_id=0, move=np.arange(8), ownership=own, score=np.zeros(8, np.float32),
+            has_final=np.ones(8, bool))
+    batch = buf.sample(200, np.random.default_rng(1))
+    assert len(np.unique(batch["symmetry"])) > 4
+    np.testing.assert_array_equal(batch["ownership"], batch["obs"][:, 0].reshape(200, 25))
+
+
+def test_add_rejects_partial_or_bad_final_targets(tmp_path, spec, positions, rng):
+    buf = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    d = positions(rng, 3)
+    with pytest.raises(ValueError, match="all or none"):
+        buf.add(**d, game_id=0, move=np.arange(3), ownership=np.zeros((3, 25), np.int8))
+    with pytest.raises(ValueError, match="ownership"):
+        buf.add(**d, game_id=0, move=np.arange(3), ownership=np.full((3, 25), 2, np.int8),
+                score=np.zeros(3), has_final=np.ones(3, bool))
+
+
+def _record(to_play, outcome, score, ownership, resigned=False):
+    t = len(to_play)
+    return GameRecord(obs=np.zeros((t, 10, 3, 3), np.float32), policy=np.full((t, 10), 0.1, np.float32),
+                      legal=np.ones((t, 10), bool), to_play=np.asarray(to_play, np.int8),
+                      move_number=np.arange(t, dtype=np.int32), actions=[], outcome=outcome, resigned=resigned,
+                      no_resign=False, false_resign=None, score=score, final_ownership=ownership,
+                      ownership_known=True)
+
+
+def test_records_give_targets_from_the_player_to_moves_view():
+    own = np.array([1, 1, 0, -1, 1, 1, 0, -1, -1], np.int8)   # Black's view; sum 1
+    played = _record([0, 1, 0], 1.0, 1.0 - 0.5, own)
+    resigned = _record([1, 0], -1.0, None, None, resigned=True)
+    arrays = stack_records([played, resigned], 0)
+    np.testing.assert_array_equal(arrays["ownership"][0], own)
+    np.testing.assert_array_equal(arrays["ownership"][1], -own)   # White to move sees it negated
+    np.testing.assert_allclose(arrays["score"], [0.5, -0.5, 0.5, 0, 0])
+    np.testing.assert_array_equal(arrays["has_final"], [True, True, True, False, False])
+    assert final_targets([resigned])["ownership"].shape == (2, 9)
+
+
+def test_worker_records_carry_the_final_area_of_played_out_games():
+    from azero.search.config import SearchConfig
+    from azero.search.evaluators import UniformEvaluator
+    from azero.selfplay.config import SelfPlayConfig
+    from azero.selfplay.worker import SelfPlayWorker
+
+    game = GoGame(5, komi=0.5, max_moves=30)
+    cfg = SelfPlayConfig(games_in_parallel=4, resign_threshold=None, full_search_prob=1.0, temperature_moves=30,
+                         no_pass_moves=0)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=4), cfg, seed=3)
+    records = worker.play(40)
+    assert records
+    for r in records:
+        assert r.final_ownership is not None and r.final_ownership.shape == (25,)
+        assert r.score == pytest.approx(float(r.final_ownership.sum()) - 0.5)
+
+
+def test_heads_and_their_losses_are_masked_without_final_positions(spec, positions, rng):
+    torch.manual_seed(0)
+    net = PolicyValueNet(spec, HEADS)
+    out = net(torch.zeros(2, *spec.obs_shape))
+    assert len(out) == 3 and out[2].shape == (2,)
+    heads = net.heads(torch.zeros(2, *spec.obs_shape))
+    assert heads["ownership"].shape == (2, 25)
+    d = positions(rng, 16)
+    fin = _final(rng, 16, 25)
+    trainer = Trainer(net, TrainConfig(batch_size=16, warmup_steps=0))
+    m = trainer.train_step({**d, **fin})
+    assert m["ownership_loss"] > 0 and m["score_loss"] > 0
+    masked = trainer.train_step({**d, **dict(fin, has_final=np.zeros(16, bool))})
+    assert masked["ownership_loss"] == 0 and masked["score_loss"] == 0
+    assert masked["loss"] == pytest.approx(masked["policy_loss"] + masked["value_loss"], rel=1e-5)
+
+
+def test_ownership_loss_learns_a_fixed_target(spec, positions, rng):
+    torch.manual_seed(1)
+    net = PolicyValueNet(spec, HEADS)
+    d = positions(rng, 32)
+    fin = {"ownership": np.ones((32, 25), np.int8), "score": np.full(32, 12.0, np.float32),
+           "has_final": np.ones(32, bool)}
+    trainer = Trainer(net, TrainConfig(batch_size=32, warmup_steps=0, lr=0.05))
+    first = trainer.train_step({**d, **fin})
+    for _ in range(60):
+        last = trainer.train_step({**d, **fin})
+    assert last["ownership_loss"] < 0.5 * first["ownership_loss"]
+    assert last["score_loss"] < 0.5 * first["score_loss"]
+    net.eval()
+    with torch.no_grad():
+        assert torch.tanh(net.heads(torch.from_numpy(d["obs"]))["ownership"]).mean() > 0.5
+
+
+def test_checkpoints_without_the_heads_still_load_and_play(tmp_path, spec):
+    plain = PolicyValueNet(spec, NetworkConfig.tiny())
+    path = Trainer(plain, TrainConfig()).save(tmp_path)
+    loaded = network_from_checkpoint(path)
+    assert not loaded.has_score and not loaded.has_ownership
+    assert len(loaded(torch.zeros(1, *spec.obs_shape))) == 2
