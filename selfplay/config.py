@@ -38,6 +38,12 @@ class SelfPlayConfig:
     visited other move is played and the pass leaves the policy target. An untrained network
     cannot see that a pass loses to the opponent's pass back, and self-play collapses into
     games of a few moves (measured: mean length 16 on 9x9). 0: off. Evaluation play is unaffected."""
+    prune_pass_alive: bool = False
+    """Games with pass-alive areas (Go): after the opponent passes, never play inside one's own
+    pass-alive area (KataGo's pruning of useless moves): such a move cannot gain, and a value
+    head that sees a won or lost game plays them as readily as any. The most visited other move
+    is played instead and the pruned moves leave the policy target; the only legal non-pass
+    move is never pruned (a pass stays available)."""
     value_q_weight: float = 0.0
     """Value target (1 - w) z + w q: z the game's outcome, q the recorded search's root value, both
     from the player to move's view. 0 is AlphaZero (outcome only). A share of q lowers the target's

@@ -32,6 +32,7 @@ from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
 from azero.search.result import most_visited
 from azero.selfplay.config import SelfPlayConfig
+from azero.selfplay.hygiene import useless_moves, without_moves
 
 
 @dataclass
@@ -104,6 +105,8 @@ class SelfPlayWorker:
         self.resign_enabled = True
         """Set by the runner: False until the network is trained enough to judge (resign_after_steps)."""
         self.random_moves_played = 0
+        self.pruned_moves = 0
+        """Moves selfplay.prune_pass_alive replaced (chosen inside the mover's own pass-alive area)."""
         self._random_openings(np.arange(B))
 
     def _new_trajectory(self) -> _Trajectory:
@@ -205,6 +208,16 @@ class SelfPlayWorker:
         policy[only_pass, actions[only_pass]] = 1
         return actions, policy
 
+    def _prune_useless(self, actions: np.ndarray, policy: np.ndarray, result):
+        """selfplay.prune_pass_alive: no move inside one's own pass-alive area after the opponent passed."""
+        p = self.spec.pass_action
+        passed = np.array([bool(t.actions) and t.actions[-1] == p for t in self.traj])
+        prune = useless_moves(self.states, passed, p)
+        if prune is None:
+            return actions, policy
+        self.pruned_moves += int(prune[np.arange(len(actions)), np.maximum(actions, 0)].sum())
+        return without_moves(dataclasses.replace(result, policy=policy), prune, actions)
+
     def _step(self) -> list[GameRecord]:
         cfg = self.cfg
         B = cfg.games_in_parallel
@@ -223,6 +236,8 @@ class SelfPlayWorker:
         young = self._no_pass_yet(num_moves)
         if young is not None:
             actions, policy = self._replace_early_passes(young, actions, result)
+        if cfg.prune_pass_alive and self.spec.pass_action is not None:
+            actions, policy = self._prune_useless(actions, policy, result)
 
         if full:
             obs = states.encode()
