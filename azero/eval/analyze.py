@@ -34,7 +34,7 @@ from typing import IO, Iterable
 import numpy as np
 
 from azero.games.base import IllegalActionError
-from azero.search.config import SearchConfig
+from azero.search.config import play_config
 
 
 class PositionError(ValueError):
@@ -87,8 +87,7 @@ class Analyzer:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.game = game
         self.simulations = simulations
-        cfg = SearchConfig(simulations=simulations, algorithm=algorithm, dirichlet_weight=0.0, temperature=0.0,
-                           seed=seed)
+        cfg = play_config(simulations, algorithm=algorithm, seed=seed)
         self.search = MCTS(game.spec, evaluator, cfg, batch_size=1)
         self.single_char = _single_char_moves(game)
 

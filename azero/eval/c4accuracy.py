@@ -365,7 +365,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     solver threads build missing ones (None: one per CPU core).
     """
     from azero.eval.player_spec import PaddedMctsPlayer
-    from azero.search.config import SearchConfig
+    from azero.search.config import play_config
 
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
@@ -404,7 +404,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
         evaluator = UniformEvaluator()
         prefix = "uniform+"
     for s in sims:
-        cfg = SearchConfig(simulations=s, algorithm=algorithm, dirichlet_weight=0.0, temperature=0.0, seed=seed)
+        cfg = play_config(s, algorithm=algorithm, seed=seed)
         agents.append(PaddedMctsPlayer(game.spec, evaluator, cfg, name=f"{prefix}{algorithm}@{s}"))
     agents.extend(extra_agents)
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from azero.eval.players import MctsPlayer, Player, RandomPlayer, RawNetworkPlayer
-from azero.search.config import ALGORITHMS, SearchConfig
+from azero.search.config import ALGORITHMS, SearchConfig, play_config
 
 ACCEPTED_FORMS = ("mcts:CKPT@SIMS[:puct|:gumbel][:KEY=VALUE...]", "raw:CKPT[:t=TEMPERATURE]", "random",
                   'gtp:"COMMAND"', "gnugo:LEVEL", "openspiel-mcts:SIMS[:rollouts=R][:uct_c=C]", "human")
@@ -47,7 +47,8 @@ OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 # seed comes from the match; root noise, move temperature and tree reuse are off for evaluation play
 # (MctsPlayer forces that).
 _SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
-                   "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q")
+                   "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q",
+                   "score_utility", "score_scale")
 
 
 def _spec_error(text: str, problem: str) -> ValueError:
@@ -88,8 +89,7 @@ class PlayerSpec:
 
     def search_config(self, seed: int = 0) -> SearchConfig:
         """mcts: the SearchConfig this spec plays with (no root noise, no tree reuse)."""
-        return SearchConfig(simulations=self.simulations, seed=seed, dirichlet_weight=0.0, temperature=0.0,
-                            **dict(self.search))
+        return play_config(self.simulations, seed=seed, **dict(self.search))
 
 
 def _convert(text: str, key: str, value: str) -> Any:

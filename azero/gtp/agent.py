@@ -21,7 +21,7 @@ import logging
 import numpy as np
 
 from azero.games.base import GameSpec, States
-from azero.search.config import ALGORITHMS, SearchConfig
+from azero.search.config import ALGORITHMS, SearchConfig, play_config
 from azero.search.evaluators import RandomRolloutEvaluator
 from azero.search.mcts import MCTS, SearchResult
 
@@ -81,8 +81,7 @@ class SearchAgent:
         self._searches: collections.OrderedDict = collections.OrderedDict()
 
     def _config(self, simulations: int) -> SearchConfig:
-        return SearchConfig(simulations=simulations, algorithm=self.algorithm, dirichlet_weight=0.0,
-                            temperature=0.0, tree_reuse=False, seed=self.seed)
+        return play_config(simulations, algorithm=self.algorithm, seed=self.seed)
 
     def _search_for(self, spec: GameSpec, simulations: int) -> MCTS:
         # The MCTS keeps buffers of positions of one game: a komi change (a new GameSpec) needs its own.
