@@ -264,6 +264,7 @@ cdef class Connect4States:
         self._api.load_paths = c4_load_paths
         self._api.query = c4_query
         self._api.encode = c4_encode
+        self._api.score = NULL      # no score beyond the outcome
 
     def __dealloc__(self):
         free(self._s)

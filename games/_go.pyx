@@ -23,11 +23,33 @@ Rules (Tromp-Taylor with positional superko)
 Actions: a = r * N + c with r = 0 the TOP row (GTP row N) and c = 0 the left
 column (GTP letter 'A', letters skip 'I'); a = N * N is pass.
 
-Observations: float32 [C, N, N] with C = 2 * T + 2 and T = HIST_T = 4.
+Observations: float32 [C, N, N], every plane 0/1 and from the player to move's
+view ("own" = the player to move); T = HIST_T = 4. The feature set is a game
+parameter (GoGame(features=...), recorded in spec.params):
+  "basic", C = 2T + 2 = 10:
     planes 2t, 2t+1 (t = 0..T-1): stones of the player to move / of the
         opponent, t moves ago (t = 0 is now; zeros before the game start);
-    plane 2T:     all ones if Black (player 0) is to move, else zeros;
-    plane 2T + 1: all ones (lets convolutions with zero padding see the edge).
+    plane 8  (2T):     all ones if Black (player 0) is to move, else zeros;
+    plane 9  (2T + 1): all ones (lets convolutions with zero padding see the edge).
+  "extended", C = 19: planes 0-9 exactly as "basic", then (KataGo's input
+  features, computed from the position now):
+    planes 10, 11, 12: own stones whose group has exactly 1, exactly 2, >= 3
+        liberties (real liberties: distinct empty points next to the group);
+    planes 13, 14, 15: the same for the opponent's stones;
+    plane 16: empty points where the player to move may not play only because
+        of positional superko (a suicide is not marked; a finished game marks
+        nothing), e.g. the retake of a ko;
+    plane 17: the player to move's pass-alive area, plane 18: the opponent's
+        (Benson, see below and GoStates.pass_alive).
+
+Final ownership (GoStates.ownership, the ownership head's target): +1 a black
+stone or an empty region reaching only black, -1 likewise white, 0 a region
+reaching both (dame, seki) or none; score = sum(ownership) - komi exactly.
+
+Pass-alive area (GoStates.pass_alive; Benson 1976, with KataGo's convention):
+a colour's chains that stay alive even if it passes forever, plus the regions
+(connected non-own points) that only such chains enclose and that have at most
+one point not next to an own stone, any opponent stones in them included.
 
 Data structures (one fixed-size block per state, see Declarations below)
 ---------------------------------------------------------------------
@@ -154,11 +176,14 @@ ctypedef struct Geo:
     int nw                  # 64-bit words per bitboard, ceil(npts / 64)
     uint32_t bloom_bits     # the bloom filter's largest size in bits (>= 16 per history entry)
     float komi
+    int features            # FEATURES_BASIC / FEATURES_EXTENDED: which observation planes encode writes
+    int planes              # observation planes: NUM_PLANES (basic) or EXT_PLANES (extended)
     Py_ssize_t stride       # bytes per state
     Py_ssize_t off_bb, off_color, off_head, off_next, off_nlib, off_size
     Py_ssize_t off_libsum, off_libsq, off_hist, off_bloom, off_log
     int nbr[4]              # neighbour offsets in the padded board
     int16_t* pt             # [nn] action -> padded point
+    int16_t* act            # [npts] padded point -> action (-1 on the guard ring)
     uint64_t* zob           # [3 * npts] Zobrist keys, zob[colour * npts + point]; row 0 unused
     char* initial           # one state block holding the empty board
 
@@ -182,12 +207,28 @@ ctypedef struct SV:
 
 cdef enum:
     NO_ACTION = -1      # C copy of azero.games.base.NO_ACTION for nogil code (checked below)
-    NUM_PLANES = 2 * HIST_T + 2
+    NUM_PLANES = 2 * HIST_T + 2     # the "basic" observation
+    # The "extended" observation: the basic planes, then (module docstring, Observations)
+    P_LIBS = NUM_PLANES             # 6 planes: own groups with 1 / 2 / >= 3 liberties, then the opponent's
+    P_KO_BAN = NUM_PLANES + 6       # empty points banned by superko only
+    P_ALIVE = NUM_PLANES + 7        # 2 planes: own pass-alive area, the opponent's
+    EXT_PLANES = NUM_PLANES + 9
+    FEATURES_BASIC = 0
+    FEATURES_EXTENDED = 1
 
 assert NO_ACTION == _base.NO_ACTION
 
 COLUMNS = "ABCDEFGHJKLMNOPQRST"   # GTP column letters: no 'I'
 HISTORY_STEPS = HIST_T
+# Observation feature sets (GoGame(features=...)) and their plane counts.
+FEATURES = {"basic": NUM_PLANES, "extended": EXT_PLANES}
+
+
+def check_features(features):
+    """`features` if it names an observation feature set, else ValueError listing the allowed ones."""
+    if not isinstance(features, str) or features not in FEATURES:
+        raise ValueError(f"features must be one of {', '.join(repr(f) for f in FEATURES)}, got {features!r}")
+    return features
 
 _REASONS = {
     MOVE_OCCUPIED: "the point is occupied",
@@ -232,6 +273,15 @@ cdef inline Py_ssize_t round8(Py_ssize_t x) noexcept nogil:
 cdef extern from *:
     # Index of the lowest set bit of a non-zero word (one instruction on x86 / ARM).
     int ctz64 "__builtin_ctzll"(unsigned long long x) nogil
+
+
+cdef inline int popcount64(uint64_t x) noexcept nogil:
+    """Set bits of a word (SWAR: the default build targets CPUs without a popcount
+    instruction, where __builtin_popcountll is a library call)."""
+    x = x - ((x >> 1) & 0x5555555555555555ULL)
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL
+    return <int>((x * 0x0101010101010101ULL) >> 56)
 
 
 # SPREAD[x] holds byte j = bit j of x: turns 8 bits of a bitboard into 8 bytes of a
@@ -593,46 +643,61 @@ cdef void legal_row(const SV* v, const Geo* g, uint8_t* out) noexcept nogil:
 # Playing moves
 # ---------------------------------------------------------------------------
 
-cdef float tt_score(const SV* v, const Geo* g) noexcept nogil:
-    """Tromp-Taylor area score: black stones + black-only regions - (white ...) - komi."""
+cdef int tt_area(const SV* v, const Geo* g, int8_t* own) noexcept nogil:
+    """Tromp-Taylor area difference: black stones + black-only empty regions - (white ...).
+
+    When `own` is not NULL it also receives the owner of every point, own[a] for actions
+    a < N*N: +1 a black stone or a point of an empty region whose border reaches only
+    black, -1 likewise white, 0 an empty region reaching both colours (dame, seki
+    liberties) or neither (the empty board). So sum(own) is the return value, and the
+    score (tt_score) is that minus komi exactly: both come from this one flood.
+    """
     cdef uint8_t mark[MAX_PTS]
-    cdef int16_t stack[MAX_PTS]
-    cdef int a, p, q, r, i, col, cr, sp, cnt, reach
-    cdef int black = 0, white = 0
+    cdef int16_t queue[MAX_PTS]         # the current empty region, in flood order
+    cdef int a, p, q, r, i, j, col, cr, head, tail, reach, diff = 0
+    cdef int8_t owner
     memset(mark, 0, g.npts)
     for a in range(g.nn):
         p = g.pt[a]
         col = v.color[p] & COLOR
-        if col == BLACK:
-            black += 1
-        elif col == WHITE:
-            white += 1
-        elif not mark[p]:
-            # Flood the empty region containing p, noting which colours border it.
-            mark[p] = 1
-            stack[0] = <int16_t>p
-            sp = 1
-            cnt = 0
-            reach = 0
-            while sp:
-                sp -= 1
-                q = stack[sp]
-                cnt += 1
-                for i in range(4):
-                    r = q + g.nbr[i]
-                    cr = v.color[r] & COLOR
-                    if cr == EMPTY:
-                        if not mark[r]:
-                            mark[r] = 1
-                            stack[sp] = <int16_t>r
-                            sp += 1
-                    elif cr != EDGE:
-                        reach |= cr
-            if reach == BLACK:
-                black += cnt
-            elif reach == WHITE:
-                white += cnt
-    return <float>(black - white) - g.komi
+        if col != EMPTY:
+            owner = 1 if col == BLACK else -1
+            diff += owner
+            if own != NULL:
+                own[a] = owner
+            continue
+        if mark[p]:
+            continue
+        # Flood the empty region containing p, noting which colours border it.
+        mark[p] = 1
+        queue[0] = <int16_t>p
+        head = 0
+        tail = 1
+        reach = 0
+        while head < tail:
+            q = queue[head]
+            head += 1
+            for i in range(4):
+                r = q + g.nbr[i]
+                cr = v.color[r] & COLOR
+                if cr == EMPTY:
+                    if not mark[r]:
+                        mark[r] = 1
+                        queue[tail] = <int16_t>r
+                        tail += 1
+                elif cr != EDGE:
+                    reach |= cr
+        owner = 1 if reach == BLACK else (-1 if reach == WHITE else 0)
+        diff += owner * tail
+        if own != NULL:
+            for j in range(tail):
+                own[g.act[queue[j]]] = owner
+    return diff
+
+
+cdef inline float tt_score(const SV* v, const Geo* g) noexcept nogil:
+    """Tromp-Taylor score: black area - white area - komi (tt_area)."""
+    return <float>tt_area(v, g, NULL) - g.komi
 
 
 cdef void finish_move(SV* v, const Geo* g) noexcept nogil:
@@ -717,6 +782,399 @@ cdef inline void play_action(SV* v, const Geo* g, int a) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
+# Position knowledge: pass-alive areas (Benson), real liberties, superko bans
+# ---------------------------------------------------------------------------
+
+cdef inline int popcount_bb(const uint64_t* x, int nw) noexcept nogil:
+    cdef int i, n = 0
+    for i in range(nw):
+        n += popcount64(x[i])
+    return n
+
+
+cdef inline bint meets(const uint64_t* x, const uint64_t* y, int nw) noexcept nogil:
+    """Whether bitboards x and y share a point."""
+    cdef int i
+    cdef uint64_t m = 0
+    for i in range(nw):
+        m |= x[i] & y[i]
+    return m != 0
+
+
+cdef void flood_fill(uint64_t* r, const uint64_t* mask, int nw, int w) noexcept nogil:
+    """Grow r (a subset of mask) to the union of mask's 4-connected components that r meets;
+    one word-wide step per point of distance, so cheap for the small regions that matter."""
+    cdef uint64_t cur[MAX_W + 2]        # cur[0] and cur[nw + 1] stay zero (spread_to_neighbours)
+    cdef uint64_t nb[MAX_W]
+    cdef uint64_t x, changed
+    cdef int i
+    cur[0] = 0
+    cur[nw + 1] = 0
+    memcpy(cur + 1, r, nw * 8)
+    while True:
+        spread_to_neighbours(cur + 1, nb, nw, w)
+        changed = 0
+        for i in range(nw):
+            x = cur[i + 1] | (nb[i] & mask[i])
+            changed |= x ^ cur[i + 1]
+            cur[i + 1] = x
+        if not changed:
+            break
+    memcpy(r, cur + 1, nw * 8)
+
+
+cdef inline void neighbours_of(const uint64_t* x, uint64_t* out, int nw, int w) noexcept nogil:
+    """out = the points with a 4-neighbour in x (x of nw words, no padding needed)."""
+    cdef uint64_t pad[MAX_W + 2]
+    pad[0] = 0
+    pad[nw + 1] = 0
+    memcpy(pad + 1, x, nw * 8)
+    spread_to_neighbours(pad + 1, out, nw, w)
+
+
+cdef enum:
+    MAX_REGIONS = (MAX_N * MAX_N + 1) // 2 + 1    # pairwise non-adjacent regions fit on a board
+
+
+cdef void benson_area(const SV* v, const Geo* g, int pla, uint64_t* area) noexcept nogil:
+    """area (a bitboard of nw words) = colour pla's pass-alive area.
+
+    Benson's algorithm (1976) for unconditional life, with KataGo's area convention
+    (board.cpp, calculateAreaForPla, suicide illegal): the chains of pla that stay
+    alive even if pla always passes, plus the territory they enclose.
+
+    - A region is a maximal connected set of points that are not pla stones (empty
+      points and opponent stones). It is vital to a pla chain when every EMPTY point
+      of it is a liberty of that chain (opponent stones inside need not touch the
+      chain: they can only be captured, never fill the region).
+    - Iterate: a chain with fewer than 2 vital regions, counting only regions that
+      border no removed chain, is removed. The chains left are pass-alive. (The
+      result is the largest set of chains each with two vital regions bordering
+      only chains of the set, so the order of removal does not matter.)
+    - Territory: a region that borders pla, borders no removed chain and has at
+      most one point not adjacent to a pla stone (so no opponent group can make two
+      eyes in it). All its points, opponent stones included (dead: they can never
+      be saved), are pla's area. Larger enclosed regions are not, even when every
+      chain around them is pass-alive.
+
+    On bitboards, so the big regions of a game in progress cost a few word-wide
+    floods: a region with an empty point next to no pla stone (`hopeless`) is vital
+    to no chain, and only the other regions (eyes, mostly a few points) are
+    extracted one by one and tested point by point. Chains no such region is vital
+    to are removed before the iteration starts.
+    """
+    cdef int nw = g.nw, w = g.w
+    cdef const uint64_t* P = v.bb + pla * nw
+    cdef const uint64_t* O = v.bb + (3 - pla) * nw
+    cdef const uint64_t* E = v.bb + BB_EMPTY * nw
+    cdef uint64_t nonpla[MAX_W]         # empty points and opponent stones
+    cdef uint64_t adj[MAX_W]            # points next to a pla stone
+    cdef uint64_t internal[MAX_W]       # non-pla points next to no pla stone
+    cdef uint64_t hopeless[MAX_W]       # the regions holding an empty point of `internal`
+    cdef uint64_t cand[MAX_W]           # the other regions: possibly vital
+    cdef uint64_t alive[MAX_W]          # stones of the chains not removed
+    cdef uint64_t spoil[MAX_W]          # points next to a removed chain's stone
+    cdef uint64_t tmp[MAX_W]
+    cdef uint64_t r[MAX_W]
+    cdef uint64_t regs[MAX_REGIONS * MAX_W]     # candidate region k: regs[k * nw ..]
+    cdef int16_t vital[4 * MAX_REGIONS]         # region k is vital to chains vital[4k .. 4k + nvital[k])
+    cdef int8_t nvital[MAX_REGIONS]
+    cdef uint8_t small[MAX_REGIONS]             # <= 1 point of `internal`
+    cdef uint8_t spoiled[MAX_REGIONS]
+    cdef uint64_t chains[MAX_REGIONS * MAX_W]   # chain c's stones (the chains some region is vital to)
+    cdef int16_t count[MAX_REGIONS]
+    cdef uint8_t chain_alive[MAX_REGIONS]
+    cdef int16_t chain_of[MAX_PTS]              # at a head: its chain index, -1 none
+    cdef int16_t hd[4]
+    cdef int i, j, k, c, p, q, h, st, nv, nkeep, nreg = 0, nch = 0
+    cdef bint first, found, killed
+    cdef uint64_t m, any_p = 0
+    memset(area, 0, nw * 8)
+    for i in range(nw):
+        any_p |= P[i]
+    if not any_p:
+        return
+    neighbours_of(P, adj, nw, w)
+    for i in range(nw):
+        nonpla[i] = E[i] | O[i]
+        internal[i] = nonpla[i] & ~adj[i]
+        hopeless[i] = E[i] & ~adj[i]
+    flood_fill(hopeless, nonpla, nw, w)
+    for i in range(nw):
+        cand[i] = nonpla[i] & ~hopeless[i]
+    if popcount_bb(cand, nw) < 2:
+        return                          # no chain can have two vital regions
+
+    # The candidate regions, and the chains each is vital to (those next to its first
+    # empty point, filtered by each further one).
+    memcpy(tmp, cand, nw * 8)
+    i = 0
+    while i < nw:
+        if not tmp[i]:
+            i += 1
+            continue
+        memset(r, 0, nw * 8)
+        r[i] = tmp[i] & (~tmp[i] + 1)       # the lowest point left
+        flood_fill(r, cand, nw, w)
+        for j in range(nw):
+            tmp[j] &= ~r[j]
+        k = nreg
+        nreg += 1
+        memcpy(regs + k * nw, r, nw * 8)
+        nv = 0
+        first = True
+        for j in range(nw):
+            m = r[j] & E[j]
+            while m:
+                p = (j << 6) + ctz64(m)
+                m &= m - 1
+                if first:
+                    first = False
+                    for c in range(4):
+                        q = p + g.nbr[c]
+                        if (v.color[q] & COLOR) == pla:
+                            h = v.head[q]
+                            found = False
+                            for st in range(nv):
+                                found = found or hd[st] == h
+                            if not found:
+                                hd[nv] = <int16_t>h
+                                nv += 1
+                else:
+                    nkeep = 0
+                    for st in range(nv):
+                        found = False
+                        for c in range(4):
+                            q = p + g.nbr[c]
+                            found = found or ((v.color[q] & COLOR) == pla and v.head[q] == hd[st])
+                        if found:
+                            hd[nkeep] = hd[st]
+                            nkeep += 1
+                    nv = nkeep
+                if nv == 0:
+                    break
+            if nv == 0 and not first:
+                break                       # vital to no chain
+        nvital[k] = <int8_t>nv
+        for j in range(nv):
+            vital[4 * k + j] = hd[j]        # heads for now; chain indices below
+        memcpy(r, regs + k * nw, nw * 8)
+        for j in range(nw):
+            r[j] &= internal[j]
+        small[k] = popcount_bb(r, nw) <= 1
+        spoiled[k] = 0
+    if nreg < 2:
+        return
+
+    # Chains some region is vital to start alive; every other chain is removed at once.
+    memset(chain_of, 0xFF, g.npts * sizeof(int16_t))
+    memset(alive, 0, nw * 8)
+    for k in range(nreg):
+        for j in range(nvital[k]):
+            h = vital[4 * k + j]
+            if chain_of[h] < 0:
+                chain_of[h] = <int16_t>nch
+                chain_alive[nch] = 1
+                memset(chains + nch * nw, 0, nw * 8)
+                st = h
+                while True:
+                    bit_on(chains + nch * nw, st)
+                    st = v.nxt[st]
+                    if st == h:
+                        break
+                for i in range(nw):
+                    alive[i] |= chains[nch * nw + i]
+                nch += 1
+            vital[4 * k + j] = chain_of[h]
+    while True:
+        for i in range(nw):
+            tmp[i] = P[i] & ~alive[i]
+        neighbours_of(tmp, spoil, nw, w)
+        for c in range(nch):
+            count[c] = 0
+        for k in range(nreg):
+            spoiled[k] = meets(regs + k * nw, spoil, nw)
+            if not spoiled[k]:
+                for j in range(nvital[k]):
+                    count[vital[4 * k + j]] += 1
+        killed = False
+        for c in range(nch):
+            if chain_alive[c] and count[c] < 2:
+                chain_alive[c] = 0
+                killed = True
+                for i in range(nw):
+                    alive[i] &= ~chains[c * nw + i]
+        if not killed:
+            break
+    if popcount_bb(alive, nw) == 0:
+        return
+
+    # The area: the pass-alive stones and the small regions they alone border, among the
+    # candidates and among the hopeless regions next to them.
+    memcpy(area, alive, nw * 8)
+    for k in range(nreg):
+        if small[k] and not spoiled[k]:
+            for i in range(nw):
+                area[i] |= regs[k * nw + i]
+    neighbours_of(alive, tmp, nw, w)
+    for i in range(nw):
+        tmp[i] &= hopeless[i]
+    i = 0
+    while i < nw:
+        if not tmp[i]:
+            i += 1
+            continue
+        memset(r, 0, nw * 8)
+        r[i] = tmp[i] & (~tmp[i] + 1)
+        flood_fill(r, hopeless, nw, w)
+        for j in range(nw):
+            tmp[j] &= ~r[j]
+        if meets(r, spoil, nw):
+            continue
+        for j in range(nw):
+            cand[j] = r[j] & internal[j]
+        if popcount_bb(cand, nw) <= 1:
+            for j in range(nw):
+                area[j] |= r[j]
+
+
+cdef int group_liberties_max3(const SV* v, const Geo* g, int gh) noexcept nogil:
+    """Real liberties (distinct empty neighbours) of group gh, counted up to 3.
+
+    The ATARI bit answers 1 at once; a single stone counts its empty neighbours; a
+    larger group ORs its stones into a bitboard and counts its empty neighbours.
+    """
+    cdef uint64_t stones[MAX_W]
+    cdef uint64_t nb[MAX_W]
+    cdef int s = gh, i, n = 0
+    if v.color[gh] & ATARI:
+        return 1
+    if v.size[gh] == 1:
+        for i in range(4):
+            n += v.color[gh + g.nbr[i]] == EMPTY
+        return 3 if n > 3 else n
+    memset(stones, 0, g.nw * 8)
+    while True:
+        bit_on(stones, s)
+        s = v.nxt[s]
+        if s == gh:
+            break
+    neighbours_of(stones, nb, g.nw, g.w)
+    for i in range(g.nw):
+        n += popcount64(nb[i] & v.bb[BB_EMPTY * g.nw + i])
+    return 3 if n > 3 else n
+
+
+cdef void liberty_planes(const SV* v, const Geo* g, int me, float* o) noexcept nogil:
+    """o[(d * 3 + l - 1) * nn + a] = 1 for the stones at a of groups with l (1, 2, >= 3 -> 3)
+    real liberties, d = 0 for colour me, 1 for the other; each group is counted once."""
+    cdef int nw = g.nw, i, d, col, p, s, l
+    cdef uint64_t m
+    cdef float* plane
+    for d in range(2):
+        col = me if d == 0 else 3 - me
+        for i in range(nw):
+            m = v.bb[col * nw + i]
+            while m:
+                p = (i << 6) + ctz64(m)
+                m &= m - 1
+                if v.head[p] != p:
+                    continue
+                l = group_liberties_max3(v, g, p)
+                plane = o + (3 * d + l - 1) * g.nn
+                s = p
+                while True:
+                    plane[g.act[s]] = 1.0
+                    s = v.nxt[s]
+                    if s == p:
+                        break
+
+
+cdef void ko_ban_plane(const SV* v, const Geo* g, float* o) noexcept nogil:
+    """o[a] = 1 on the empty points where the player to move may not play only because of
+    positional superko (check_stone: MOVE_SUPERKO); o is zeroed by the caller.
+
+    Cheap, from the bitboards (as legal_row): a move that captures is never suicide, so the
+    points next to an opponent stone in atari are tested with check_stone. A capture-free
+    move with a liberty source adds one stone, so it can repeat a position only when an
+    earlier one had more stones than now (the nstones / max_stones shortcut); only then
+    are those points probed (bloom filter, then the history). The remaining empty points
+    are suicides, never superko bans. A finished game bans nothing.
+    """
+    cdef int nw = g.nw, c, i, p
+    cdef uint64_t src[MAX_W + 2]
+    cdef uint64_t caps[MAX_W]
+    cdef uint64_t libs[MAX_W]
+    cdef uint64_t m
+    cdef const uint64_t* empty = v.bb + BB_EMPTY * nw
+    cdef const uint64_t* atari = v.bb + BB_ATARI * nw
+    cdef const uint64_t* own
+    cdef const uint64_t* opp
+    cdef const uint64_t* zc
+    if v.h.terminal or v.h.max_stones == 0:
+        return
+    c = 1 + (v.h.num_moves & 1)
+    own = v.bb + c * nw
+    opp = v.bb + (3 - c) * nw
+    src[0] = 0
+    src[nw + 1] = 0
+    for i in range(nw):
+        src[i + 1] = opp[i] & atari[i]
+    spread_to_neighbours(src + 1, caps, nw, g.w)
+    for i in range(nw):
+        m = empty[i] & caps[i]
+        while m:
+            p = (i << 6) + ctz64(m)
+            m &= m - 1
+            if check_stone(v, g, p, c) == MOVE_SUPERKO:
+                o[g.act[p]] = 1.0
+    if v.h.nstones >= v.h.max_stones:
+        return
+    for i in range(nw):
+        src[i + 1] = empty[i] | (own[i] & ~atari[i])
+    spread_to_neighbours(src + 1, libs, nw, g.w)
+    zc = g.zob + c * g.npts
+    for i in range(nw):
+        m = empty[i] & libs[i] & ~caps[i]
+        while m:
+            p = (i << 6) + ctz64(m)
+            m &= m - 1
+            if seen_before(v, g, v.h.hash ^ zc[p]):
+                o[g.act[p]] = 1.0
+
+
+cdef inline void bits_to_plane(const uint64_t* x, const Geo* g, float* plane) noexcept nogil:
+    """plane[a] = 1 for the points of bitboard x (on-board points only)."""
+    cdef int i, p
+    cdef uint64_t m
+    for i in range(g.nw):
+        m = x[i]
+        while m:
+            p = (i << 6) + ctz64(m)
+            m &= m - 1
+            plane[g.act[p]] = 1.0
+
+
+cdef void pass_alive_row(const SV* v, const Geo* g, int8_t* out) noexcept nogil:
+    """out[a] = +1 on Black's pass-alive area, -1 on White's, 0 elsewhere (benson_area).
+    The two areas never overlap (a pass-alive chain is never the other colour's dead stone);
+    were they to, the point would read 0."""
+    cdef uint64_t black[MAX_W]
+    cdef uint64_t white[MAX_W]
+    cdef int i, p
+    cdef uint64_t m
+    benson_area(v, g, BLACK, black)
+    benson_area(v, g, WHITE, white)
+    memset(out, 0, g.nn)
+    for i in range(g.nw):
+        m = black[i] | white[i]
+        while m:
+            p = (i << 6) + ctz64(m)
+            m &= m - 1
+            out[g.act[p]] = <int8_t>(((black[i] >> (p & 63)) & 1) - ((white[i] >> (p & 63)) & 1))
+
+
+# ---------------------------------------------------------------------------
 # Observations and playouts
 # ---------------------------------------------------------------------------
 
@@ -738,14 +1196,14 @@ cdef void undo_on(uint8_t* cur, const SV* v, const Geo* g, int k) noexcept nogil
 
 
 cdef void encode_row(const SV* v, const Geo* g, float* o) noexcept nogil:
-    """Write one observation, float32 [NUM_PLANES, N, N], see the module docstring."""
+    """Write one observation, float32 [g.planes, N, N], see the module docstring."""
     cdef uint8_t cur[MAX_PTS]
     cdef int nn = g.nn, m = v.h.num_moves, t, a, col
     cdef uint8_t me = <uint8_t>(1 + (m & 1))
     cdef float* own
     cdef float* opp
     memcpy(cur, v.color, g.npts)
-    memset(o, 0, NUM_PLANES * nn * sizeof(float))
+    memset(o, 0, g.planes * nn * sizeof(float))
     for t in range(HIST_T):
         if t > m:
             break
@@ -766,6 +1224,19 @@ cdef void encode_row(const SV* v, const Geo* g, float* o) noexcept nogil:
     own = o + (2 * HIST_T + 1) * nn
     for a in range(nn):
         own[a] = 1.0
+    if g.features == FEATURES_EXTENDED:
+        extended_planes(v, g, me, o)
+
+
+cdef void extended_planes(const SV* v, const Geo* g, int me, float* o) noexcept nogil:
+    """Planes NUM_PLANES .. EXT_PLANES - 1 of an extended observation (already zeroed)."""
+    cdef uint64_t area[MAX_W]
+    liberty_planes(v, g, me, o + P_LIBS * g.nn)
+    ko_ban_plane(v, g, o + P_KO_BAN * g.nn)
+    benson_area(v, g, me, area)
+    bits_to_plane(area, g, o + P_ALIVE * g.nn)
+    benson_area(v, g, 3 - me, area)
+    bits_to_plane(area, g, o + (P_ALIVE + 1) * g.nn)
 
 
 cdef inline float outcome_of(const SV* v) noexcept nogil:
@@ -858,14 +1329,26 @@ cdef void go_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
     cdef SV v
     for b in range(n):
         bind(&v, buf + b * g.stride, g)
-        encode_row(&v, g, out + b * (NUM_PLANES * g.nn))
+        encode_row(&v, g, out + b * (g.planes * g.nn))
+
+
+cdef void go_final_score(const void* ctx, Py_ssize_t n, float* score) noexcept nogil:
+    cdef const Geo* g = (<const LeafCtx*>ctx).g
+    cdef char* buf = (<const LeafCtx*>ctx).buf[0]
+    cdef const Header* h
+    cdef Py_ssize_t b
+    for b in range(n):
+        h = <const Header*>(buf + b * g.stride)
+        score[b] = h.score if h.terminal else 0.0
 
 
 cdef bint go_compatible(const void* a, const void* b) noexcept nogil:
-    # Same rule parameters give the same state layout (GoStates.load_paths / put check the same).
+    # Same rule parameters give the same state layout (GoStates.load_paths / put check the same);
+    # the same features give the same observations, so leaves and roots also agree on obs_size.
     cdef const Geo* ga = (<const LeafCtx*>a).g
     cdef const Geo* gb = (<const LeafCtx*>b).g
-    return ga.n == gb.n and ga.komi == gb.komi and ga.max_moves == gb.max_moves
+    return (ga.n == gb.n and ga.komi == gb.komi and ga.max_moves == gb.max_moves
+            and ga.features == gb.features)
 
 
 # ---------------------------------------------------------------------------
@@ -916,24 +1399,30 @@ cdef class Geometry:
     cdef readonly int board_size
     cdef readonly double komi
     cdef readonly int max_moves
+    cdef readonly str features
 
-    def __cinit__(self, int board_size, double komi, int max_moves, object spec):
+    def __cinit__(self, int board_size, double komi, int max_moves, object spec, str features="basic"):
         cdef Geo* g = &self.g
         cdef int r, c, p, i, bits
         cdef uint64_t s = ZOBRIST_SEED + <uint64_t>board_size
         cdef Py_ssize_t off
         cdef SV v
         g.pt = NULL
+        g.act = NULL
         g.zob = NULL
         g.initial = NULL
         if not 2 <= board_size <= MAX_N:
             raise ValueError(f"board_size must be in [2, {MAX_N}], got {board_size}")
         if max_moves < 1:
             raise ValueError(f"max_moves must be >= 1, got {max_moves}")
+        check_features(features)
         self.spec = spec
         self.board_size = board_size
         self.komi = komi
         self.max_moves = max_moves
+        self.features = features
+        g.features = FEATURES_EXTENDED if features == "extended" else FEATURES_BASIC
+        g.planes = FEATURES[features]
         g.n = board_size
         g.w = board_size + 2
         g.npts = g.w * g.w
@@ -983,13 +1472,17 @@ cdef class Geometry:
         g.stride = (off + 63) & ~(<Py_ssize_t>63)    # whole cache lines per state
 
         g.pt = <int16_t*>malloc(g.nn * sizeof(int16_t))
+        g.act = <int16_t*>malloc(g.npts * sizeof(int16_t))
         g.zob = <uint64_t*>malloc(3 * g.npts * sizeof(uint64_t))
         g.initial = <char*>calloc(g.stride, 1)
-        if g.pt == NULL or g.zob == NULL or g.initial == NULL:
+        if g.pt == NULL or g.act == NULL or g.zob == NULL or g.initial == NULL:
             raise MemoryError()
+        for i in range(g.npts):
+            g.act[i] = -1
         for r in range(board_size):
             for c in range(board_size):
                 g.pt[r * board_size + c] = <int16_t>((r + 1) * g.w + c + 1)
+                g.act[(r + 1) * g.w + c + 1] = <int16_t>(r * board_size + c)
         for i in range(3 * g.npts):
             g.zob[i] = splitmix64(&s)
 
@@ -1004,12 +1497,13 @@ cdef class Geometry:
 
     def __dealloc__(self):
         free(self.g.pt)
+        free(self.g.act)
         free(self.g.zob)
         free(self.g.initial)
 
     def __reduce__(self):
         # Rebuilt from its parameters: the Zobrist table and layout are deterministic.
-        return (Geometry, (self.board_size, self.komi, self.max_moves, self.spec))
+        return (Geometry, (self.board_size, self.komi, self.max_moves, self.spec, self.features))
 
     @property
     def state_bytes(self):
@@ -1057,11 +1551,12 @@ cdef class GoStates:
         self._api.ctx = &self._leaf_ctx
         self._api.size = batch
         self._api.num_actions = self.g.nn + 1
-        self._api.obs_size = NUM_PLANES * self.g.nn
+        self._api.obs_size = self.g.planes * self.g.nn
         self._api.compatible = go_compatible
         self._api.load_paths = go_load_paths
         self._api.query = go_query
         self._api.encode = go_encode
+        self._api.score = go_final_score
         if init:
             with nogil:
                 for b in range(batch):
@@ -1372,10 +1867,59 @@ cdef class GoStates:
                 o[b] = tt_score(&v, self.g)
         return out
 
+    def final_score(self, out=None):
+        """float32 [B]: the final score (as score()) of each finished game, 0 for a game not over;
+        what the leaf API's `score` function gives the search."""
+        out = check_out(out, (self.B,), np.float32, "final_score")
+        if self.B == 0:
+            return out
+        cdef float[::1] o = out
+        with nogil:
+            go_final_score(&self._leaf_ctx, self.B, &o[0])
+        return out
+
+    def ownership(self, out=None):
+        """int8 [B, N*N]: Tromp-Taylor owner of each point of the position as it stands: +1 a
+        black stone or an empty region reaching only black, -1 likewise white, 0 an empty
+        region reaching both colours (dame, seki) or none. score() == sum - komi exactly."""
+        out = check_out(out, (self.B, self.g.nn), np.int8, "ownership")
+        if self.B == 0:
+            return out
+        cdef int8_t[:, ::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * g.stride, g)
+                tt_area(&v, g, &o[b, 0])
+        return out
+
+    def pass_alive(self, out=None):
+        """int8 [B, N*N]: +1 on Black's pass-alive area, -1 on White's, 0 elsewhere.
+
+        A colour's pass-alive area is its chains that Benson's algorithm proves alive
+        even if it always passes, plus the small regions they alone enclose, with any
+        (dead) opponent stones inside (see benson_area for the exact rule, KataGo's).
+        """
+        out = check_out(out, (self.B, self.g.nn), np.int8, "pass_alive")
+        if self.B == 0:
+            return out
+        cdef int8_t[:, ::1] o = out
+        cdef Py_ssize_t b
+        cdef SV v
+        cdef const Geo* g = self.g
+        with nogil:
+            for b in range(self.B):
+                bind(&v, self.buf + b * g.stride, g)
+                pass_alive_row(&v, g, &o[b, 0])
+        return out
+
     def encode(self, out=None):
-        """float32 [B, 2*T+2, N, N]: observations from the player to move's view (module docstring)."""
+        """float32 [B, C, N, N]: observations from the player to move's view, C = 10 planes for
+        features "basic", 19 for "extended" (module docstring, Observations)."""
         cdef int n = self.g.n
-        out = check_out(out, (self.B, NUM_PLANES, n, n), np.float32, "encode")
+        out = check_out(out, (self.B, self.g.planes, n, n), np.float32, "encode")
         if self.B == 0:
             return out
         cdef float[:, :, :, ::1] o = out

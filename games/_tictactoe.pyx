@@ -241,6 +241,7 @@ cdef class TicTacToeStates:
         self._api.load_paths = ttt_load_paths
         self._api.query = ttt_query
         self._api.encode = ttt_encode
+        self._api.score = NULL      # no score beyond the outcome
 
     def __dealloc__(self):
         free(self._s)

@@ -21,6 +21,10 @@ class GameConfig:
     """Go only: points added to White's area score."""
     max_moves: Optional[int] = None
     """Go only: the game ends and is scored after this many moves (default 2*N*N)."""
+    features: Optional[str] = None
+    """Go only: observation planes, 'basic' (10: stones of the last 4 positions, side to move, ones)
+    or 'extended' (19: those, then liberties 1/2/3+ of own and opponent groups, superko bans and
+    both pass-alive areas); default 'basic'."""
     load: Optional[str] = None
     """openspiel only: the OpenSpiel load string, e.g. 'hex(board_size=7)'."""
 
@@ -31,6 +35,7 @@ def game_from_config(cfg) -> Game:
         "board_size": cfg.board_size,
         "komi": cfg.komi,
         "max_moves": cfg.max_moves,
+        "features": getattr(cfg, "features", None),
         "load": cfg.load,
     }
     return make_game(cfg.name, **{k: v for k, v in params.items() if v is not None})

@@ -4,6 +4,10 @@ The rules, the action layout and the observation planes are documented in
 azero.games._go, which implements the batched states natively. This module
 holds the parameters, the GameSpec and the GTP-style action notation.
 
+Observations come in two feature sets: "basic" (10 planes: stone history, side
+to move, ones) and "extended" (19 planes: the basic ones, then liberty counts,
+superko bans and pass-alive areas, KataGo-style).
+
 Actions: a = r * N + c with r = 0 the TOP row (GTP row N) and c = 0 the left
 column (GTP letter 'A'; letters skip 'I'); a = N * N is pass. On 9x9, 'A9' = 0,
 'J1' = 80, 'pass' = 81.
@@ -15,18 +19,23 @@ import math
 import numbers
 import re
 
-from azero.games._go import COLUMNS, HISTORY_STEPS, Geometry, GoStates, gtp_vertex
+from azero.games._go import COLUMNS, FEATURES, HISTORY_STEPS, Geometry, GoStates, check_features, gtp_vertex
 from azero.games.base import GameSpec, IllegalActionError
 
-__all__ = ["GoGame", "GoStates", "HISTORY_STEPS"]
+__all__ = ["FEATURES", "GoGame", "GoStates", "HISTORY_STEPS"]
 
 _VERTEX = re.compile(r"([a-hj-t])([0-9]{1,2})", re.ASCII)
 
 
 class GoGame:
-    """Rules plus parameters of NxN Go; a factory of batched `GoStates`."""
+    """Rules plus parameters of NxN Go; a factory of batched `GoStates`.
 
-    def __init__(self, board_size: int = 9, komi: float = 7.5, max_moves: int | None = None):
+    `features` picks the observation planes encode() writes: "basic" or "extended"
+    (FEATURES maps each to its plane count; the layout is in azero.games._go).
+    """
+
+    def __init__(self, board_size: int = 9, komi: float = 7.5, max_moves: int | None = None,
+                 features: str = "basic"):
         if isinstance(board_size, bool) or not isinstance(board_size, numbers.Integral):
             raise ValueError(f"board_size must be an integer in [2, 19], got {board_size!r}")
         n = int(board_size)
@@ -38,10 +47,12 @@ class GoGame:
             max_moves = 2 * n * n
         if isinstance(max_moves, bool) or not isinstance(max_moves, numbers.Integral) or max_moves < 1:
             raise ValueError(f"max_moves must be a positive integer or None, got {max_moves!r}")
+        check_features(features)
         self.board_size = n
         self.komi = float(komi)
         self.max_moves = int(max_moves)
-        planes = 2 * HISTORY_STEPS + 2
+        self.features = features
+        planes = FEATURES[features]
         self.spec = GameSpec(
             name="go9x9" if n == 9 else f"go{n}x{n}",
             num_actions=n * n + 1,
@@ -50,15 +61,16 @@ class GoGame:
             max_moves=self.max_moves,
             pass_action=n * n,
             symmetry="dihedral8",
-            params={"board_size": n, "komi": self.komi, "max_moves": self.max_moves},
+            params={"board_size": n, "komi": self.komi, "max_moves": self.max_moves, "features": features},
         )
-        self._geometry = Geometry(n, self.komi, self.max_moves, self.spec)
+        self._geometry = Geometry(n, self.komi, self.max_moves, self.spec, features)
 
     def __repr__(self) -> str:
-        return f"GoGame(board_size={self.board_size}, komi={self.komi:g}, max_moves={self.max_moves})"
+        return (f"GoGame(board_size={self.board_size}, komi={self.komi:g}, max_moves={self.max_moves}, "
+                f"features={self.features!r})")
 
     def __reduce__(self):
-        return (GoGame, (self.board_size, self.komi, self.max_moves))
+        return (GoGame, (self.board_size, self.komi, self.max_moves, self.features))
 
     def new_states(self, batch: int) -> GoStates:
         """A batch of `batch` empty boards, Black to move."""

@@ -23,7 +23,7 @@ from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t
 
 cdef enum:
-    LEAF_API_VERSION = 1      # raised whenever LeafApi changes layout or meaning
+    LEAF_API_VERSION = 2      # raised whenever LeafApi changes layout or meaning (2: `score`)
 
 # Rows k < m of `dst`: dst[k] = src[games[k]], then play paths[k * length .. (k + 1) * length)
 # (NO_ACTION skipped). Returns -1, or the first row whose path has an illegal action; that row then
@@ -38,6 +38,9 @@ ctypedef void (*leaf_query_fn)(const void* ctx, Py_ssize_t n, uint8_t* legal, ui
 ctypedef void (*leaf_encode_fn)(const void* ctx, Py_ssize_t n, float* out) noexcept nogil
 # Whether states of two batches of this engine may be copied into each other (same rule parameters).
 ctypedef bint (*leaf_compatible_fn)(const void* a, const void* b) noexcept nogil
+# Rows b < n: score [n], the final score of each terminal position from player 0's view (Go: the
+# Tromp-Taylor black area - white area - komi), 0.0 for a position that is not terminal.
+ctypedef void (*leaf_score_fn)(const void* ctx, Py_ssize_t n, float* score) noexcept nogil
 
 ctypedef struct LeafApi:
     int version                     # LEAF_API_VERSION
@@ -50,6 +53,7 @@ ctypedef struct LeafApi:
     leaf_load_paths_fn load_paths   # also identifies the engine: two batches work together only if equal
     leaf_query_fn query
     leaf_encode_fn encode
+    leaf_score_fn score             # NULL: the game has no score beyond its outcome (connect four, tic-tac-toe)
 
 
 cdef inline const char* leaf_api_name() noexcept nogil:

@@ -76,7 +76,7 @@ def test_spec_and_registry():
     assert s.name == "go9x9" and s.num_actions == 82 and s.pass_action == 81
     assert s.obs_shape == (2 * T + 2, 9, 9) and s.board_shape == (9, 9)
     assert s.max_moves == 162 and s.symmetry == "dihedral8"
-    assert s.params == {"board_size": 9, "komi": 7.5, "max_moves": 162}
+    assert s.params == {"board_size": 9, "komi": 7.5, "max_moves": 162, "features": "basic"}
     g13 = make_game("go", board_size=13, komi=6.5)
     assert g13.spec.name == "go13x13" and g13.spec.num_actions == 170 and g13.spec.max_moves == 338
     assert make_game("go9x9").spec == s
