@@ -22,7 +22,7 @@ import re
 from azero.games._go import COLUMNS, FEATURES, HISTORY_STEPS, Geometry, GoStates, check_features, gtp_vertex
 from azero.games.base import GameSpec, IllegalActionError
 
-__all__ = ["FEATURES", "GoGame", "GoStates", "HISTORY_STEPS"]
+__all__ = ["FEATURES", "GoGame", "GoStates", "HISTORY_STEPS", "features_for"]
 
 _VERTEX = re.compile(r"([a-hj-t])([0-9]{1,2})", re.ASCII)
 
@@ -72,6 +72,15 @@ class GoGame:
     def __reduce__(self):
         return (GoGame, (self.board_size, self.komi, self.max_moves, self.features))
 
+    def with_planes(self, planes: int) -> "GoGame":
+        """The same game with the feature set whose observations have `planes` planes."""
+        return GoGame(self.board_size, self.komi, self.max_moves, features=features_for((planes,)))
+
+    def planes_prefix_ok(self, planes: int) -> bool:
+        """Whether a network reading `planes` planes can be fed this game's leading planes: the
+        feature sets extend one another (basic = the first 10 planes of extended)."""
+        return planes in FEATURES.values() and planes <= FEATURES[self.features]
+
     def new_states(self, batch: int) -> GoStates:
         """A batch of `batch` empty boards, Black to move."""
         if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or batch < 0:
@@ -103,3 +112,14 @@ class GoGame:
             raise IllegalActionError(f"vertex {text!r} is off the {n}x{n} board "
                                      f"(columns A..{COLUMNS[n - 1]}, rows 1..{n})")
         return (n - row) * n + col
+
+
+def features_for(obs_shape) -> str:
+    """The feature set ('basic', 'extended') whose observations have obs_shape[0] planes; a network
+    input of any other size raises ValueError naming the sizes that exist."""
+    planes = int(obs_shape[0])
+    for name, count in FEATURES.items():
+        if count == planes:
+            return name
+    raise ValueError(f"no Go feature set has {planes} observation planes "
+                     f"({', '.join(f'{k}: {v}' for k, v in FEATURES.items())})")

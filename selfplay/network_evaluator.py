@@ -144,6 +144,15 @@ class NetworkEvaluator:
     def evaluate(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._evaluate(obs, legal)[:2]
 
+    @torch.inference_mode()
+    def ownership(self, obs: np.ndarray) -> np.ndarray | None:
+        """float32 [B, H*W]: expected final owner of each point in [-1, 1], player to move's view;
+        None for a net without an ownership head. Torch float32 (a rare call: pass decisions, analysis)."""
+        if not getattr(self.net, "has_ownership", False):
+            return None
+        x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)).to(self.device)
+        return torch.tanh(self.net.heads(x)["ownership"]).float().cpu().numpy()
+
     def evaluate_with_score(self, obs: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(priors, values, scores float32 [B]): scores in points, player to move's view."""
         if not self.has_score:

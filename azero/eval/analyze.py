@@ -148,8 +148,9 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
               "terminal positions", file=stderr, flush=True)
         evaluator = UniformEvaluator()
     else:
-        from azero.eval.player_spec import PlayerFactory
+        from azero.eval.player_spec import PlayerFactory, checkpoint_planes
 
+        game = game_from_name(game_name, [checkpoint_planes(checkpoint)])
         evaluator = PlayerFactory(game, device=device, threads=threads, precision=precision,
                                   backend=backend).evaluator(checkpoint)
     analyzer = Analyzer(game, evaluator, simulations=simulations, algorithm=algorithm, seed=seed)

@@ -245,6 +245,8 @@ def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulati
     g = make_game(game)
     loaded = load_evaluator(resolve_checkpoint(game, checkpoint), device=device, seed=seed, precision=precision,
                             backend=backend)
+    if loaded.obs_shape is not None and hasattr(g, "with_planes") and loaded.obs_shape[0] != g.spec.obs_shape[0]:
+        g = g.with_planes(loaded.obs_shape[0])  # Go: the feature set the network reads
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")

@@ -30,7 +30,7 @@ import os
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -230,14 +230,53 @@ def parse_player_spec(text: str) -> PlayerSpec:
 _GO_NXN = re.compile(r"go([0-9]+)x\1")
 
 
-def game_from_name(name: str):
-    """make_game(name), plus 'goNxN' for Go on any board size (the name GoGame's spec carries)."""
+def game_from_name(name: str, planes: Iterable[int] = ()):
+    """make_game(name), plus 'goNxN' for Go on any board size (the name GoGame's spec carries).
+
+    planes: the observation planes of the networks that will play it. A game with richer feature
+    sets (Go: basic, extended) is built with the set the richest network reads; networks that read
+    fewer planes get the leading ones (PlayerFactory), so nets of both kinds meet in one match."""
     from azero.games import make_game
 
     m = _GO_NXN.fullmatch(name)
-    if m and name != "go9x9":
-        return make_game("go", board_size=int(m.group(1)))
-    return make_game(name)
+    game = make_game("go", board_size=int(m.group(1))) if m and name != "go9x9" else make_game(name)
+    richest = max(planes, default=0)
+    if richest > game.spec.obs_shape[0] and hasattr(game, "with_planes"):
+        game = game.with_planes(richest)
+    return game
+
+
+def checkpoint_planes(path: str | os.PathLike) -> int:
+    """Observation planes (C) of the network a checkpoint holds (a file, or a run's newest one)."""
+    from azero.train.checkpoint import load_checkpoint
+
+    return int(load_checkpoint(resolve_checkpoint(path)).metadata["network"]["obs_shape"][0])
+
+
+class FirstPlanes:
+    """An evaluator for a network that reads the first `planes` planes of a game's richer
+    observations (Go basic inside extended: see games/go.py); everything else passes through."""
+
+    def __init__(self, evaluator, planes: int):
+        self.inner = evaluator
+        self.planes = planes
+
+    @property
+    def has_score(self) -> bool:
+        return bool(getattr(self.inner, "has_score", False))
+
+    def evaluate(self, obs, legal):
+        return self.inner.evaluate(np.ascontiguousarray(obs[:, : self.planes]), legal)
+
+    def evaluate_with_score(self, obs, legal):
+        return self.inner.evaluate_with_score(np.ascontiguousarray(obs[:, : self.planes]), legal)
+
+    def ownership(self, obs):
+        owner = getattr(self.inner, "ownership", None)
+        return owner(np.ascontiguousarray(obs[:, : self.planes])) if owner is not None else None
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 def resolve_checkpoint(path: str | os.PathLike) -> Path:
@@ -316,12 +355,16 @@ class PlayerFactory:
         if key not in self._evaluators:
             net = network_from_checkpoint(path)
             spec = self.game.spec
-            if tuple(net.obs_shape) != tuple(spec.obs_shape) or int(net.num_actions) != spec.num_actions:
+            c, shape = int(net.obs_shape[0]), tuple(spec.obs_shape)
+            prefix = (c < shape[0] and tuple(net.obs_shape[1:]) == shape[1:]
+                      and getattr(self.game, "planes_prefix_ok", lambda _: False)(c))
+            if (tuple(net.obs_shape) != shape and not prefix) or int(net.num_actions) != spec.num_actions:
                 raise ValueError(
                     f"checkpoint {path} is a network for observations {tuple(net.obs_shape)} and "
-                    f"{net.num_actions} actions; game {spec.name} has {tuple(spec.obs_shape)} and {spec.num_actions}")
-            self._evaluators[key] = NetworkEvaluator(net, device=self.device, threads=self.threads,
-                                                     precision=self.precision, backend=self.backend)
+                    f"{net.num_actions} actions; game {spec.name} has {shape} and {spec.num_actions}")
+            evaluator = NetworkEvaluator(net, device=self.device, threads=self.threads,
+                                         precision=self.precision, backend=self.backend)
+            self._evaluators[key] = FirstPlanes(evaluator, c) if prefix else evaluator
         return self._evaluators[key]
 
     def build(self, spec: PlayerSpec | str, *, seed: int = 0) -> Player:

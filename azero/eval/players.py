@@ -22,7 +22,8 @@ import dataclasses
 
 import numpy as np
 
-from azero.games.base import States
+from azero.eval.passing import pass_wins
+from azero.games.base import NO_ACTION, States
 from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
 
@@ -91,6 +92,18 @@ class MctsPlayer(Player):
         self.name = name
         self._searches: dict[int, MCTS] = {}
         self.last_result = None
+        self._last_action = np.zeros(0, np.int32)  # [slots]: the last move played in each game
+        self.passes_that_win = 0
+        """Moves answered with a pass because the opponent passed and the count already won."""
+
+    def start(self, n: int) -> None:
+        self._last_action = np.full(n, NO_ACTION, np.int32)
+
+    def observe(self, slots, actions) -> None:
+        if len(self._last_action) < len(slots):
+            self._last_action = np.full(len(slots), NO_ACTION, np.int32)
+        played = actions != NO_ACTION
+        self._last_action[np.asarray(slots)[played]] = actions[played]
 
     def act(self, slots, states: States) -> np.ndarray:
         n = len(states)
@@ -98,4 +111,24 @@ class MctsPlayer(Player):
         if search is None:
             search = self._searches[n] = MCTS(self.spec, self.evaluator, self.search_cfg, batch_size=n)
         self.last_result = search.run(states)
-        return self.last_result.action.astype(np.int32)
+        actions = self.last_result.action.astype(np.int32)
+        for k in self._winning_passes(np.asarray(slots), states):
+            actions[k] = self.spec.pass_action
+        return actions
+
+    def _winning_passes(self, slots: np.ndarray, states: States) -> list[int]:
+        """Rows whose opponent just passed and whose pass already wins the count (eval/passing.py)."""
+        p = self.spec.pass_action
+        if p is None or not hasattr(states, "board") or len(self._last_action) == 0:
+            return []
+        rows = [k for k, s in enumerate(slots) if s < len(self._last_action) and self._last_action[s] == p]
+        if not rows:
+            return []
+        owner = getattr(self.evaluator, "ownership", None)
+        views = owner(states.take(np.array(rows, np.int64)).encode()) if owner is not None else None
+        to_play = states.to_play()
+        komi = float(self.spec.params.get("komi", 0.0))
+        wins = [k for i, k in enumerate(rows)
+                if pass_wins(states.board(k), int(to_play[k]), komi, None if views is None else views[i])]
+        self.passes_that_win += len(wins)
+        return wins

@@ -37,7 +37,7 @@ import numpy as np
 
 from azero.eval.arena import ArenaGame, play_games, write_game_file
 from azero.eval.elo import EloTable, fit_elo, plot_elo
-from azero.eval.player_spec import PlayerFactory, game_from_name, parse_player_spec
+from azero.eval.player_spec import PlayerFactory, checkpoint_planes, game_from_name, parse_player_spec
 from azero.train.atomic import write_atomic
 
 RESULTS = "results.jsonl"
@@ -220,14 +220,17 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     names = list(dict.fromkeys(s.name for s in specs))  # spec strings, in order, once each
     if len(names) < 2:
         raise ValueError(f"a tournament needs at least two different players, got {names}")
-    game = game_from_name(game_name)
+    pins = dict(meta.get("checkpoints", {})) if meta else {}
+    probe = PlayerFactory(None, pins=pins)  # resolves (and pins) checkpoint files without a game
+    game = game_from_name(game_name, [checkpoint_planes(probe.checkpoint_file(s.checkpoint))
+                                      for s in specs if s.uses_network])
 
     roster = list(meta["players"]) if meta else []
     roster += [n for n in names if n not in roster]
     if anchor is not None and anchor not in roster:
         raise ValueError(f"anchor {anchor!r} is not one of the players: {', '.join(roster)}")
-    pins = dict(meta.get("checkpoints", {})) if meta else {}
-    factory = PlayerFactory(game, device=device, threads=threads, precision=precision, backend=backend, pins=pins)
+    factory = PlayerFactory(game, device=device, threads=threads, precision=precision, backend=backend,
+                            pins=probe.pins)
     for s in specs:  # resolve every CKPT now: fail early, and pin the files for later resumes
         if s.uses_network:
             factory.evaluator(s.checkpoint)

@@ -62,13 +62,16 @@ def prepare_for(sequence: list[int], colour: int, pass_action: int) -> None:
 class GtpBoard:
     """One Go game as a GTP engine keeps it: rules via GoStates (batch of one), history for undo."""
 
-    def __init__(self, board_size: int = 9, komi: float = 7.5):
+    def __init__(self, board_size: int = 9, komi: float = 7.5, features: str = "basic"):
         self.history: list[tuple[int, int]] = []
         """(colour, action) of every move GTP played, in order; colour 0 Black, 1 White."""
+        self.features = features
+        """The observation planes the network reads (GoGame features)."""
         self._configure(board_size, komi)
 
     def _configure(self, board_size: int, komi: float) -> None:
-        self.game = GoGame(board_size, komi, max_moves=MOVE_LIMIT_FACTOR * board_size * board_size)
+        self.game = GoGame(board_size, komi, max_moves=MOVE_LIMIT_FACTOR * board_size * board_size,
+                           features=self.features)
         self.pass_action = self.game.spec.pass_action
         self._replay()
 

@@ -28,6 +28,8 @@ Behaviour worth knowing (the why is in the modules named):
 - genmove never resigns. Its budget is --sims, or --time-per-move seconds,
   either cut down to what the clock allows once time_settings / time_left
   arrive (timecontrol.py).
+- After the opponent's pass, genmove passes when that already wins: by Tromp-Taylor as the
+  board stands and after removing the stones the ownership head calls dead (eval/passing.py).
 - kgs-genmove_cleanup captures and fills disputed points instead of passing
   while that still changes the score (cleanup.py).
 - Nothing but GTP goes to stdout: the loop writes responses to a private
@@ -47,8 +49,9 @@ import sys
 import time
 from typing import Callable
 
+from azero.eval.passing import pass_wins
 from azero.games.base import IllegalActionError
-from azero.games.go import GoGame
+from azero.games.go import GoGame, features_for
 from azero.gtp.agent import LoadedEvaluator, SearchAgent, best_allowed
 from azero.gtp.board import BLACK, WHITE, GtpBoard
 from azero.gtp.cleanup import cleanup_moves
@@ -96,10 +99,11 @@ class GtpEngine:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.loaded = evaluator
         self.agent = SearchAgent(evaluator.evaluator, algorithm=algorithm, seed=seed)
-        if not evaluator.fits(GoGame(board_size).spec):
+        self.features = features_for(evaluator.obs_shape) if evaluator.obs_shape is not None else "basic"
+        if not evaluator.fits(GoGame(board_size, features=self.features).spec):
             raise ValueError(f"the network ({evaluator.description}, input {evaluator.obs_shape}) does not play "
                              f"{board_size}x{board_size} Go")
-        self.board = GtpBoard(board_size, komi)
+        self.board = GtpBoard(board_size, komi, self.features)
         # Only --time-per-move leaves the budget to the clock; otherwise the fixed budget is the cap.
         if simulations is None:
             simulations = MAX_TIMED_SIMULATIONS if time_per_move is not None else DEFAULT_SIMULATIONS
@@ -220,7 +224,7 @@ class GtpEngine:
         n = self._integer(args[0], "board size")
         if not MIN_SIZE <= n <= MAX_SIZE:
             raise GtpFailure("unacceptable size")
-        if not self.loaded.fits(GoGame(n).spec):
+        if not self.loaded.fits(GoGame(n, features=self.features).spec):
             log.info("boardsize %d refused: the network (%s) plays only %s", n, self.loaded.description,
                      "x".join(map(str, self.loaded.obs_shape[1:])))
             raise GtpFailure("unacceptable size")
@@ -307,6 +311,8 @@ class GtpEngine:
                 action, how = best_allowed(result, moves.useful), "cleanup fill"
             else:
                 action, how = pass_action, "cleanup: nothing left to capture or fill"
+        elif self._opponent_passed(colour) and self._pass_wins(colour, root):
+            action, how = pass_action, "the opponent passed and the count already wins"
         elif legal[:pass_action].any():
             result = self._search(colour, root)
             action = int(result.action[0])
@@ -323,6 +329,15 @@ class GtpEngine:
         log.info("%s %s: %s (%s%s) in %.2fs", "genmove" if commit else "reg_genmove", "BW"[colour],
                  self._vertex_str(action), how, detail, elapsed)
         return self._vertex_str(action)
+
+    def _opponent_passed(self, colour: int) -> bool:
+        history = self.board.history
+        return bool(history) and history[-1][0] != colour and history[-1][1] == self.board.pass_action
+
+    def _pass_wins(self, colour: int, root) -> bool:
+        owner = getattr(self.agent.evaluator, "ownership", None)
+        view = owner(root.encode())[0] if owner is not None else None
+        return pass_wins(root.board(0), colour, self.board.komi, view)
 
     def _search(self, colour: int, root):
         spec = self.board.game.spec
