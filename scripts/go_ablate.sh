@@ -1,19 +1,30 @@
 #!/bin/bash
-# Go 9x9 lever ablations (issue 16): from zero, seed 1, the preset plus one lever group per arm,
-# each stopped at the same CPU budget (CPU=90 minutes ~ 45 minutes of wall clock on 2 idle cores;
-# CPU time rather than wall clock so that other work on the machine does not shorten an arm).
-# Arms run one after another. ONLY="name ..." runs just those; finished arms are skipped.
+# Go 9x9 lever ablations (issue 16): from zero, seed 1, today's preset, then lever groups added on
+# top of it. Every arm stops at the same CPU budget (CPU=90 minutes, about 45 minutes of wall clock
+# on 2 idle cores): CPU time rather than wall clock, so other work on the machine does not shorten
+# an arm. Arms run one after another, never side by side. ONLY="name ..." runs just those; finished
+# arms (a `done` file) are skipped. AZERO=path/to/azero runs a frozen copy of the code (a git
+# worktree with its own build), so that rebuilding the extensions here cannot touch a running arm.
 cd "$(dirname "$0")/.."
 CPU=${CPU:-90}
 OUT=${OUT:-runs/go-ablate}
+AZERO=${AZERO:-.venv/bin/azero}
 mkdir -p "$OUT"
 arm() {
   name=$1; shift
   [ -f "$OUT/$name/done" ] && return
   [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]] && return
   rm -rf "$OUT/$name"
-  nice -n 10 .venv/bin/azero selfplay --game go9x9 --run-dir "$OUT/$name" seed=1 \
+  nice -n 10 "$AZERO" selfplay --game go9x9 --run-dir "$OUT/$name" seed=1 \
      train.steps=1000000 train.lr_schedule=constant train.checkpoint_every=1000 \
      run.max_cpu_minutes=$CPU "$@" > "$OUT/$name.log" 2>&1 && touch "$OUT/$name/done"
 }
-arm preset
+HEADS="model.ownership_head=true model.score_head=true"
+# the preset as it was before these levers (score utility off: it acts only with a score head anyway)
+arm preset search.score_utility=0
+# every lever group at once first: the number the issue's >= 200 Elo goal is about
+arm all $HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true
+# then one group at a time, cumulatively
+arm heads $HEADS search.score_utility=0
+arm heads-utility $HEADS search.score_utility=0.4
+arm heads-utility-features $HEADS search.score_utility=0.4 game.features=extended
