@@ -33,6 +33,14 @@ class SelfPlayConfig:
     1.0 disables it (every move full and recorded)."""
     cheap_simulations: int = 16
     """Simulations of the cheap, unrecorded searches of playout cap randomization."""
+    cheap_target_weight: float = 0.0
+    """Record the cheap searches' positions too, their policy loss weighted by this (0: not
+    recorded, KataGo's choice: a small PUCT search's visit counts are a poor target). Meant for
+    cheap_algorithm=gumbel, whose completed-Q improved policy is a sound target even at a few
+    simulations (Danihelka et al. 2022: Gumbel MuZero learns 9x9 Go with 2 simulations per move)."""
+    cheap_algorithm: str = "puct"
+    """Search algorithm of the cheap searches: 'puct' or 'gumbel' (then with its Gumbel root noise,
+    as self-play needs; the full searches keep search.algorithm)."""
     no_pass_moves: int = 0
     """Games with a pass action (Go) never pass before this many moves in self-play: the most
     visited other move is played and the pass leaves the policy target. An untrained network
@@ -76,5 +84,9 @@ class SelfPlayConfig:
         if not 0.0 <= self.random_opening_fraction <= 1.0:
             raise ValueError("SelfPlayConfig.random_opening_fraction must lie in [0, 1], "
                              f"got {self.random_opening_fraction}")
+        if not 0.0 <= self.cheap_target_weight <= 1.0:
+            raise ValueError(f"SelfPlayConfig.cheap_target_weight must lie in [0, 1], got {self.cheap_target_weight}")
+        if self.cheap_algorithm not in ("puct", "gumbel"):
+            raise ValueError(f"SelfPlayConfig.cheap_algorithm must be 'puct' or 'gumbel', got {self.cheap_algorithm!r}")
         if self.cheap_simulations < 1:
             raise ValueError(f"SelfPlayConfig.cheap_simulations must be >= 1, got {self.cheap_simulations}")

@@ -54,6 +54,7 @@ class GameRecord:
     ownership_known: bool = False  # the game has final ownership (Go), whether or not this one was played out
     root_value: np.ndarray | None = None  # [T] float32, the recorded searches' root values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
+    policy_weight: np.ndarray | None = None  # [T] float32 policy loss weights (cheap searches < 1); None: all 1
 
     @property
     def value_targets(self) -> np.ndarray:
@@ -75,6 +76,7 @@ class _Trajectory:
     to_play: list = field(default_factory=list)
     move_number: list = field(default_factory=list)
     root_value: list = field(default_factory=list)
+    policy_weight: list = field(default_factory=list)
     actions: list = field(default_factory=list)
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
@@ -95,6 +97,8 @@ class SelfPlayWorker:
         self.cheap = None
         if cfg.full_search_prob < 1.0:
             cheap_cfg = dataclasses.replace(search, simulations=cfg.cheap_simulations, seed=seed + 1,
+                                            algorithm=cfg.cheap_algorithm,
+                                            tree_reuse=search.tree_reuse and cfg.cheap_algorithm == "puct",
                                             dirichlet_weight=0.0, max_nodes=None)
             self.cheap = MCTS(self.spec, evaluator, cheap_cfg, batch_size=B)
         self.traj = [self._new_trajectory() for _ in range(B)]
@@ -239,7 +243,8 @@ class SelfPlayWorker:
         if cfg.prune_pass_alive and self.spec.pass_action is not None:
             actions, policy = self._prune_useless(actions, policy, result)
 
-        if full:
+        weight = 1.0 if full else cfg.cheap_target_weight
+        if weight > 0:
             obs = states.encode()
             legal = states.legal_mask()
             to_play = states.to_play()
@@ -251,6 +256,7 @@ class SelfPlayWorker:
                 t.to_play.append(to_play[b])
                 t.move_number.append(int(num_moves[b]))
                 t.root_value.append(float(result.value[b]))
+                t.policy_weight.append(weight)
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
@@ -325,4 +331,5 @@ class SelfPlayWorker:
             ownership_known=ownership_known,
             root_value=np.clip(np.asarray(t.root_value, np.float32), -1.0, 1.0),
             q_weight=self.cfg.value_q_weight,
+            policy_weight=np.asarray(t.policy_weight, np.float32) if any(w != 1.0 for w in t.policy_weight) else None,
         )

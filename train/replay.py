@@ -42,6 +42,11 @@ and, in format 2, for games with a final score (Go; KataGo's auxiliary targets, 
     has_final  [n]       bool     whether the game was played out (a resigned game has no final
                                   position: its ownership and score losses are masked)
 
+and, also optional in format 2,
+
+    policy_weight [n]    float32  weight of the position's policy loss (cheap searches recorded
+                                  with selfplay.cheap_target_weight); absent means 1
+
 Format-1 shards (written before these targets existed) still load, with has_final false.
 
 Sample budget. A position should be trained on a bounded number of times, or
@@ -293,6 +298,8 @@ class ReplayBuffer:
                 present = [k for k in _FINAL_KEYS if k in f.files]
                 if present and len(present) != len(_FINAL_KEYS):
                     raise ReplayShardError(s.path, f"has {present} but not all of {list(_FINAL_KEYS)}")
+                if "policy_weight" in f.files:
+                    present.append("policy_weight")
                 arrays = {k: f[k] for k in (*_KEYS, *present)}  # reads and CRC-checks every member now
         except ReplayShardError:
             raise
@@ -324,6 +331,11 @@ class ReplayBuffer:
                                            f"{[str(d) for d in _OBS_DTYPES]}")
         if "has_final" not in arrays:  # format 1, or a game without final targets: losses masked
             arrays.update(self._no_final(n))
+        if "policy_weight" not in arrays:
+            arrays["policy_weight"] = np.ones(n, np.float32)
+        w = arrays["policy_weight"]
+        if w.shape != (n,) or w.dtype != np.float32 or not (np.isfinite(w).all() and (w >= 0).all()):
+            raise ReplayShardError(s.path, f"policy_weight is {w.dtype} {w.shape}, expected finite float32 >= 0 ({n},)")
         for key, (shape, dtype) in self._final_shapes(n).items():
             x = arrays[key]
             if x.shape != shape or x.dtype != np.dtype(dtype):
@@ -351,23 +363,29 @@ class ReplayBuffer:
         ids = self._shards[-1].data["game_id"]
         return int(ids.max()) + 1 if len(ids) else 0
 
-    def add(self, obs, pi, z, legal, *, game_id, move, ownership=None, score=None, has_final=None) -> Path:
+    def add(self, obs, pi, z, legal, *, game_id, move, ownership=None, score=None, has_final=None,
+            policy_weight=None) -> Path:
         """Write n positions as one new shard and slide the window; returns the shard's path.
 
         obs [n, C, H, W] (float32 from encode()), pi float32 [n, A] (sums to 1,
         0 on illegal actions), z [n] in [-1, 1], legal bool [n, A],
         game_id int [n] or one int for all, move int [n]; for games with a final score
         all three of ownership [n, H*W] in {-1, 0, 1}, score [n] and has_final bool [n]
-        (see the module docstring), else none of them.
+        (see the module docstring), else none of them; policy_weight [n] >= 0 (None: all 1).
         """
         data = self._validate(obs, pi, z, legal, game_id, move)
         n = len(data["z"])
         final = self._validate_final(n, ownership, score, has_final)
+        if policy_weight is not None:
+            w = np.asarray(policy_weight, dtype=np.float32)
+            if w.shape != (n,) or not (np.isfinite(w).all() and (w >= 0).all()):
+                raise ValueError(f"add: policy_weight must be finite, >= 0 and of shape ({n},), got {w.shape}")
+            final = dict(final or {}, policy_weight=w.copy())
         shard = _Shard(self.directory / SHARD_NAME.format(index=self._next_index, start=self._total, n=n),
                        self._next_index, self._total, n)
         arrays = dict(data, **(final or {}),
                       meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
-        data = dict(data, **(final or self._no_final(n)))
+        data = {**self._no_final(n), "policy_weight": np.ones(n, np.float32), **data, **(final or {})}
         save = np.savez_compressed if self.cfg.compress else np.savez
         # a file object, not a name: np.savez would append '.npz' to the temp name
         write_atomic(shard.path, lambda f: save(f, **arrays))
@@ -501,6 +519,7 @@ class ReplayBuffer:
             "ownership": np.empty((batch_size, h * w), np.float32),
             "score": np.empty(batch_size, np.float32),
             "has_final": np.empty(batch_size, np.bool_),
+            "policy_weight": np.empty(batch_size, np.float32),
         }
         position = np.empty(batch_size, np.int64)
         for j in np.unique(k):

@@ -219,7 +219,10 @@ class Trainer:
             heads = self.net.heads(obs)
         logits, value = heads["logits"], heads["value"]
         logp = masked_log_softmax(logits, legal)                 # [B, A] float32
-        policy_loss = -(pi * logp).sum(dim=1).mean()
+        ce = -(pi * logp).sum(dim=1)                             # [B]
+        if "policy_weight" in batch:  # cheap searches recorded at a lower weight (selfplay.cheap_target_weight)
+            ce = ce * torch.as_tensor(batch["policy_weight"]).to(self.device, dtype=torch.float32)
+        policy_loss = ce.mean()
         value_loss = F.mse_loss(value, z)
         loss = policy_loss + self.cfg.value_loss_weight * value_loss
         aux = self._final_losses(heads, batch)

@@ -146,3 +146,38 @@ def test_checkpoints_without_the_heads_still_load_and_play(tmp_path, spec):
     loaded = network_from_checkpoint(path)
     assert not loaded.has_score and not loaded.has_ownership
     assert len(loaded(torch.zeros(1, *spec.obs_shape))) == 2
+
+
+def test_policy_weights_round_trip_and_scale_the_policy_loss(tmp_path, spec, positions, rng):
+    buf = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    d = positions(rng, 4)
+    buf.add(**d, game_id=0, move=np.arange(4), policy_weight=np.array([1, 0.25, 0.25, 1], np.float32))
+    buf.add(**positions(rng, 2), game_id=1, move=np.arange(2))
+    again = ReplayBuffer(tmp_path, spec, cfg=CFG)
+    np.testing.assert_array_equal(again._shards[0].data["policy_weight"], [1, 0.25, 0.25, 1])
+    np.testing.assert_array_equal(again._shards[1].data["policy_weight"], [1, 1])
+    with pytest.raises(ValueError, match="policy_weight"):
+        buf.add(**d, game_id=2, move=np.arange(4), policy_weight=-np.ones(4))
+    torch.manual_seed(0)
+    trainer = Trainer(PolicyValueNet(spec, NetworkConfig.tiny()), TrainConfig(batch_size=4, lr=1e-9))
+    full = trainer.train_step(dict(d))
+    half = trainer.train_step(dict(d, policy_weight=np.full(4, 0.5, np.float32)))
+    assert half["policy_loss"] == pytest.approx(0.5 * full["policy_loss"], rel=1e-3)
+
+
+def test_cheap_gumbel_searches_are_recorded_at_their_weight():
+    from azero.search.config import SearchConfig
+    from azero.search.evaluators import UniformEvaluator
+    from azero.selfplay.config import SelfPlayConfig
+    from azero.selfplay.worker import SelfPlayWorker
+
+    game = GoGame(5, komi=0.5, max_moves=30)
+    cfg = SelfPlayConfig(games_in_parallel=4, resign_threshold=None, full_search_prob=0.3, cheap_simulations=4,
+                         cheap_target_weight=0.3, cheap_algorithm="gumbel", temperature_moves=0)
+    worker = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=8), cfg, seed=2)
+    assert worker.cheap.config.algorithm == "gumbel"
+    records = worker.play(40)
+    weights = np.concatenate([r.policy_weight for r in records if r.policy_weight is not None])
+    np.testing.assert_allclose(np.unique(weights), [0.3, 1.0])
+    arrays = stack_records(records, 0)
+    assert arrays["policy_weight"].shape == arrays["z"].shape
