@@ -63,6 +63,11 @@ class RunConfig:
     """Seconds between progress lines."""
     max_minutes: Optional[float] = None
     """Stop (with a checkpoint) after this much wall time even if train.steps is not reached."""
+    init_from: Optional[str] = None
+    """Warm start: a NEW run's network starts from this checkpoint's weights (a file, a run directory,
+    or 'shipped' for the game's shipped network); new heads start fresh and extra input planes at
+    zero (train/warm_start.py). Step, optimizer and replay start fresh; a resume ignores it.
+    Local runner only."""
     max_cpu_minutes: Optional[float] = None
     """Stop (with a checkpoint) after the run's process has used this much CPU time (all its
     threads; local runner only). Ablation arms use it rather than max_minutes: on a shared
@@ -149,6 +154,8 @@ def validate(cfg: DictConfig) -> AzeroConfig:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
+    if obj.run.init_from is not None and obj.run.runner != "local":
+        raise ConfigError("run.init_from (warm start) is implemented for the local runner only")
     if obj.run.max_cpu_minutes is not None and obj.run.runner != "local":
         raise ConfigError("run.max_cpu_minutes counts this process's CPU time: local runner only "
                           "(use run.max_minutes with run.runner=ray)")

@@ -34,6 +34,22 @@ from azero.train.checkpoint import latest_checkpoint
 from azero.train.network import PolicyValueNet
 from azero.train.replay import ReplayBuffer
 from azero.train.trainer import Trainer
+from azero.train.warm_start import warm_start
+
+
+def init_source(init_from: str, game: str) -> str:
+    """run.init_from as a checkpoint file: 'shipped' is the game's shipped network; a run directory
+    its newest checkpoint."""
+    if init_from == "shipped":
+        from azero.models import shipped_checkpoint
+
+        path = shipped_checkpoint(game)
+        if path is None:
+            raise ValueError(f"run.init_from=shipped: no network is shipped for {game}")
+        return str(path)
+    from azero.eval.player_spec import resolve_checkpoint
+
+    return str(resolve_checkpoint(init_from))
 
 
 def choose_evaluator_mode(requested: str, device: torch.device) -> str:
@@ -63,6 +79,10 @@ class LocalRun:
             self.trainer.load(ckpt)
             self.resumed_from = ckpt
         self.state = run_dir.load_state()
+        self.warm_started = None
+        if ckpt is None and cfg.run.init_from is not None:
+            self.warm_started = warm_start(self.trainer.net, init_source(cfg.run.init_from, self.spec.name))
+            self.state["warm_start"] = self.warm_started  # the run's record says where it began
         self.buffer = ReplayBuffer(run_dir.replay, self.spec, cfg=cfg.replay, samples_drawn=self.trainer.samples_seen)
         # Positions written after the last checkpoint stay in the buffer; the counters follow the buffer.
         # state.json is saved after each shard: a kill in between leaves it behind the buffer.
@@ -183,7 +203,11 @@ class LocalRun:
             f"azero selfplay: {self.spec.name}, run dir {self.run_dir.path}, net {cfg.model.blocks}x{cfg.model.channels} "
             f"({params:,} params), {cfg.search.algorithm} {cfg.search.simulations} sims, "
             f"{cfg.run.workers} worker(s) x {cfg.selfplay.games_in_parallel} games, evaluator {self.mode} on {self.device}"
-            + (f", resumed from {self.resumed_from.name}" if self.resumed_from else ""))
+            + (f", resumed from {self.resumed_from.name}" if self.resumed_from else "")
+            + (f", warm start from {self.warm_started['from']} (step {self.warm_started['step']}"
+               + (f"; fresh: {', '.join(self.warm_started['fresh'])}" if self.warm_started["fresh"] else "")
+               + (f"; {'; '.join(self.warm_started['widened'])}" if self.warm_started["widened"] else "") + ")"
+               if self.warm_started else ""))
         restore = self._stop_on_signals()
         try:
             while self.trainer.step < cfg.train.steps and not self._stop.is_set():
