@@ -55,6 +55,7 @@ class GameRecord:
     root_value: np.ndarray | None = None  # [T] float32, the recorded searches' root values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
     policy_weight: np.ndarray | None = None  # [T] float32 policy loss weights (cheap searches < 1); None: all 1
+    surprise: np.ndarray | None = None  # [T] float32 KL(policy target || searched prior), nats
 
     @property
     def value_targets(self) -> np.ndarray:
@@ -77,10 +78,21 @@ class _Trajectory:
     move_number: list = field(default_factory=list)
     root_value: list = field(default_factory=list)
     policy_weight: list = field(default_factory=list)
+    surprise: list = field(default_factory=list)
     actions: list = field(default_factory=list)
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
     low_streak: list = field(default_factory=lambda: [0, 0])  # per player: own moves in a row below threshold
+
+
+def policy_surprise(target: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """float32 [B]: KL(target || prior) in nats, how much the search moved away from the network's
+    prior (KataGo's policy surprise; the prior here includes any root noise the search mixed in)."""
+    t = np.asarray(target, np.float64)
+    p = np.maximum(np.asarray(prior, np.float64), 1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(t > 0, t * (np.log(np.maximum(t, 1e-300)) - np.log(p)), 0.0)
+    return np.maximum(terms.sum(axis=1), 0.0).astype(np.float32)
 
 
 class SelfPlayWorker:
@@ -245,6 +257,7 @@ class SelfPlayWorker:
 
         weight = 1.0 if full else cfg.cheap_target_weight
         if weight > 0:
+            surprise = policy_surprise(policy, result.prior)
             obs = states.encode()
             legal = states.legal_mask()
             to_play = states.to_play()
@@ -257,6 +270,7 @@ class SelfPlayWorker:
                 t.move_number.append(int(num_moves[b]))
                 t.root_value.append(float(result.value[b]))
                 t.policy_weight.append(weight)
+                t.surprise.append(float(surprise[b]))
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
@@ -332,4 +346,5 @@ class SelfPlayWorker:
             root_value=np.clip(np.asarray(t.root_value, np.float32), -1.0, 1.0),
             q_weight=self.cfg.value_q_weight,
             policy_weight=np.asarray(t.policy_weight, np.float32) if any(w != 1.0 for w in t.policy_weight) else None,
+            surprise=np.asarray(t.surprise, np.float32),
         )

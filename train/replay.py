@@ -46,6 +46,9 @@ and, also optional in format 2,
 
     policy_weight [n]    float32  weight of the position's policy loss (cheap searches recorded
                                   with selfplay.cheap_target_weight); absent means 1
+    surprise      [n]    float32  KL(policy target || prior) of the recorded search, nats: with
+                                  surprise_weight > 0 surprising positions are sampled more often
+                                  (KataGo's policy-surprise weighting); absent means 0
 
 Format-1 shards (written before these targets existed) still load, with has_final false.
 
@@ -107,6 +110,9 @@ class ReplayConfig:
     """Apply a random symmetry of the game to each sampled position."""
     compress: bool = True
     """Write shards with zip deflate (0/1 planes shrink ~10x; costs CPU on write and load)."""
+    surprise_weight: float = 0.0
+    """Share of the sampling mass spread in proportion to each position's policy surprise
+    (KL(target || prior)); the rest is uniform. KataGo uses 0.5. 0: uniform sampling."""
     skip_corrupt: bool = False
     """Log and skip unreadable shards on reload instead of raising ReplayShardError."""
 
@@ -116,6 +122,8 @@ class ReplayConfig:
         if self.window_scale <= 0 or not 0 < self.window_exponent <= 1:
             raise ValueError(f"ReplayConfig: need window_scale > 0 and 0 < window_exponent <= 1, "
                              f"got {self.window_scale}, {self.window_exponent}")
+        if not 0.0 <= self.surprise_weight <= 1.0:
+            raise ValueError(f"ReplayConfig.surprise_weight must lie in [0, 1], got {self.surprise_weight}")
         if self.max_samples_per_position is not None and self.max_samples_per_position <= 0:
             raise ValueError(f"ReplayConfig.max_samples_per_position must be > 0 or null, "
                              f"got {self.max_samples_per_position}")
@@ -226,6 +234,7 @@ class ReplayBuffer:
         self._shards_total = 0
         self._skipped = 0
         self._segments: Optional[tuple[list[_Shard], np.ndarray, np.ndarray]] = None
+        self._surprise_cdf = None  # (cumulative sampling weights, the _segments they were built for)
         self._reload()
 
     def _pick_transforms(self, shapes, transforms: Sequence[Transform] | None) -> list[Transform]:
@@ -298,8 +307,7 @@ class ReplayBuffer:
                 present = [k for k in _FINAL_KEYS if k in f.files]
                 if present and len(present) != len(_FINAL_KEYS):
                     raise ReplayShardError(s.path, f"has {present} but not all of {list(_FINAL_KEYS)}")
-                if "policy_weight" in f.files:
-                    present.append("policy_weight")
+                present += [k for k in ("policy_weight", "surprise") if k in f.files]
                 arrays = {k: f[k] for k in (*_KEYS, *present)}  # reads and CRC-checks every member now
         except ReplayShardError:
             raise
@@ -333,6 +341,11 @@ class ReplayBuffer:
             arrays.update(self._no_final(n))
         if "policy_weight" not in arrays:
             arrays["policy_weight"] = np.ones(n, np.float32)
+        if "surprise" not in arrays:
+            arrays["surprise"] = np.zeros(n, np.float32)
+        if arrays["surprise"].shape != (n,) or arrays["surprise"].dtype != np.float32:
+            raise ReplayShardError(s.path, f"surprise is {arrays['surprise'].dtype} {arrays['surprise'].shape}, "
+                                           f"expected float32 ({n},)")
         w = arrays["policy_weight"]
         if w.shape != (n,) or w.dtype != np.float32 or not (np.isfinite(w).all() and (w >= 0).all()):
             raise ReplayShardError(s.path, f"policy_weight is {w.dtype} {w.shape}, expected finite float32 >= 0 ({n},)")
@@ -364,7 +377,7 @@ class ReplayBuffer:
         return int(ids.max()) + 1 if len(ids) else 0
 
     def add(self, obs, pi, z, legal, *, game_id, move, ownership=None, score=None, has_final=None,
-            policy_weight=None) -> Path:
+            policy_weight=None, surprise=None) -> Path:
         """Write n positions as one new shard and slide the window; returns the shard's path.
 
         obs [n, C, H, W] (float32 from encode()), pi float32 [n, A] (sums to 1,
@@ -381,11 +394,17 @@ class ReplayBuffer:
             if w.shape != (n,) or not (np.isfinite(w).all() and (w >= 0).all()):
                 raise ValueError(f"add: policy_weight must be finite, >= 0 and of shape ({n},), got {w.shape}")
             final = dict(final or {}, policy_weight=w.copy())
+        if surprise is not None:
+            sp = np.asarray(surprise, dtype=np.float32)
+            if sp.shape != (n,) or not (np.isfinite(sp).all() and (sp >= 0).all()):
+                raise ValueError(f"add: surprise must be finite, >= 0 and of shape ({n},), got {sp.shape}")
+            final = dict(final or {}, surprise=sp.copy())
         shard = _Shard(self.directory / SHARD_NAME.format(index=self._next_index, start=self._total, n=n),
                        self._next_index, self._total, n)
         arrays = dict(data, **(final or {}),
                       meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
-        data = {**self._no_final(n), "policy_weight": np.ones(n, np.float32), **data, **(final or {})}
+        data = {**self._no_final(n), "policy_weight": np.ones(n, np.float32), "surprise": np.zeros(n, np.float32),
+                **data, **(final or {})}
         save = np.savez_compressed if self.cfg.compress else np.savez
         # a file object, not a name: np.savez would append '.npz' to the temp name
         write_atomic(shard.path, lambda f: save(f, **arrays))
@@ -502,7 +521,7 @@ class ReplayBuffer:
         if total == 0:
             raise ValueError(f"sample: the replay window in {self.directory} is empty")
         # u numbers the window's positions 0..total-1 across shards; shard j owns [cum[j-1], cum[j])
-        u = rng.integers(total, size=batch_size)
+        u = self._draw(total, batch_size, rng)
         k = np.searchsorted(cum, u, side="right")
         seg_start = np.concatenate([[0], cum[:-1]])
         row = first[k] + (u - seg_start[k])
@@ -545,6 +564,21 @@ class ReplayBuffer:
         out["symmetry"] = sym
         self.samples_drawn += batch_size
         return out
+
+    def _draw(self, total: int, batch_size: int, rng: np.random.Generator) -> np.ndarray:
+        """Window positions to sample: uniform, or with surprise_weight a mixture of uniform and
+        proportional-to-surprise (the cumulative weights are cached with the window)."""
+        a = self.cfg.surprise_weight
+        if a <= 0:
+            return rng.integers(total, size=batch_size)
+        if self._surprise_cdf is None or self._surprise_cdf[1] is not self._segments:
+            shards, first, _ = self._window()
+            s = np.concatenate([sh.data["surprise"][f:] for sh, f in zip(shards, first)]).astype(np.float64)
+            mean = s.mean()
+            w = np.full(total, 1.0) if mean <= 0 else (1.0 - a) + a * s / mean
+            self._surprise_cdf = (np.cumsum(w), self._segments)
+        cdf = self._surprise_cdf[0]
+        return np.minimum(np.searchsorted(cdf, rng.random(batch_size) * cdf[-1], side="right"), total - 1)
 
     def window_data(self) -> dict[str, np.ndarray]:
         """Every position of the window in order, unaugmented (obs as float32): for inspection and export."""

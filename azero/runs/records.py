@@ -70,6 +70,8 @@ def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np
     }
     if any(r.ownership_known for _, r in parts):
         arrays.update(final_targets([r for _, r in parts]))
+    if all(r.surprise is not None for _, r in parts):
+        arrays["surprise"] = np.concatenate([r.surprise for _, r in parts])
     if any(r.policy_weight is not None for _, r in parts):
         arrays["policy_weight"] = np.concatenate([r.policy_weight if r.policy_weight is not None
                                                   else np.ones(len(r.to_play), np.float32) for _, r in parts])

@@ -3,6 +3,8 @@ losses, and checkpoints of nets without the heads."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -181,3 +183,25 @@ def test_cheap_gumbel_searches_are_recorded_at_their_weight():
     np.testing.assert_allclose(np.unique(weights), [0.3, 1.0])
     arrays = stack_records(records, 0)
     assert arrays["policy_weight"].shape == arrays["z"].shape
+
+
+def test_surprise_weighting_samples_surprising_positions_more_often(tmp_path, spec, positions, rng):
+    cfg = ReplayConfig(min_window=1000, max_window=1000, min_positions=1, max_samples_per_position=None,
+                       surprise_weight=0.5, augment=False)
+    buf = ReplayBuffer(tmp_path, spec, cfg=cfg)
+    surprise = np.zeros(10, np.float32)
+    surprise[3] = 9.0                                       # mean 0.9: weight 0.5 + 0.5 * 10 = 5.5 vs 0.5
+    buf.add(**positions(rng, 10), game_id=0, move=np.arange(10), surprise=surprise)
+    rows = buf.sample(20000, np.random.default_rng(0))["move"]
+    share = np.mean(rows == 3)
+    assert share == pytest.approx(5.5 / 10.0, abs=0.02)
+    uniform = ReplayBuffer(tmp_path, spec, cfg=dataclasses.replace(cfg, surprise_weight=0.0))
+    assert np.mean(uniform.sample(20000, np.random.default_rng(0))["move"] == 3) == pytest.approx(0.1, abs=0.01)
+
+
+def test_policy_surprise_is_the_kl_of_target_from_prior():
+    from azero.selfplay.worker import policy_surprise
+
+    target = np.array([[1.0, 0.0], [0.5, 0.5]], np.float32)
+    prior = np.array([[0.5, 0.5], [0.5, 0.5]], np.float32)
+    np.testing.assert_allclose(policy_surprise(target, prior), [np.log(2), 0.0], atol=1e-6)
