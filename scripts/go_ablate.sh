@@ -28,3 +28,8 @@ arm all $HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pa
 arm heads $HEADS search.score_utility=0
 arm heads-utility $HEADS search.score_utility=0.4
 arm heads-utility-features $HEADS search.score_utility=0.4 game.features=extended
+ALL="$HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true"
+
+# the cheap-search levers on top of all the Go levers
+arm all-cheap-gumbel $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3
+arm all-surprise $ALL replay.surprise_weight=0.5
