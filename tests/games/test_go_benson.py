@@ -16,6 +16,8 @@ from azero.games import go_reference as ref
 from azero.games.base import NO_ACTION
 from azero.games.go import COLUMNS, GoGame
 
+from gopositions import random_positions
+
 
 def position(rows, komi=7.5, to_play=None, **kw):
     """(game, states of batch 1) holding the drawn position."""
@@ -202,21 +204,6 @@ def test_a_region_with_one_inner_point_is_territory():
 
 
 # ---------------------------------------------------------------- Benson on random positions
-
-def random_positions(game, batch, seed, plies, pass_weight=0.02):
-    """States after up to `plies` random legal moves each (passes rare), seeded."""
-    s = game.new_states(batch)
-    rng = np.random.default_rng(seed)
-    stop = rng.integers(plies // 4, plies + 1, size=batch)
-    for ply in range(plies):
-        m = s.legal_mask()
-        r = rng.random(m.shape)
-        r[:, -1] *= pass_weight
-        a = np.where(m, r, -1).argmax(1).astype(np.int32)
-        a[s.terminal() | (ply >= stop)] = NO_ACTION
-        s.apply(a)
-    return s
-
 
 @pytest.mark.parametrize("n, seed", [(5, 1), (7, 2), (9, 3), (13, 4)])
 def test_pass_alive_matches_the_reference_on_random_positions(n, seed):

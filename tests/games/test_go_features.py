@@ -18,6 +18,8 @@ from azero.games.base import NO_ACTION
 from azero.games.config import GameConfig, game_from_config
 from azero.games.go import COLUMNS, FEATURES, GoGame
 
+from gopositions import random_positions
+
 BASIC = 10
 OWN_1, OWN_2, OWN_3, OPP_1, OPP_2, OPP_3, KO_BAN, OWN_ALIVE, OPP_ALIVE = range(BASIC, BASIC + 9)
 
@@ -50,21 +52,6 @@ def points(game, plane):
     """The GTP vertices where an [N, N] plane is set, sorted."""
     n = game.board_size
     return sorted(game.action_to_str(int(a)) for a in np.flatnonzero(plane.reshape(n * n)))
-
-
-def random_positions(game, batch, seed, plies, pass_weight=0.02):
-    """States after up to `plies` random legal moves each (passes rare), seeded."""
-    s = game.new_states(batch)
-    rng = np.random.default_rng(seed)
-    stop = rng.integers(plies // 4, plies + 1, size=batch)
-    for ply in range(plies):
-        m = s.legal_mask()
-        r = rng.random(m.shape)
-        r[:, -1] *= pass_weight
-        a = np.where(m, r, -1).argmax(1).astype(np.int32)
-        a[s.terminal() | (ply >= stop)] = NO_ACTION
-        s.apply(a)
-    return s
 
 
 def reference_ko_bans(states, b):
