@@ -13,6 +13,9 @@ from azero.config import ConfigError, config_to_yaml, load_config
 from azero.train.precision import add_inference_arguments
 
 
+
+ALGORITHM_HELP = ("search algorithm; gumbel uses its deterministic root (gumbel_scale=0: no sampling), "
+                  "as every player does")
 def _add_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="hydra config overrides, e.g. game=connect4 seed=3 game.komi=6.5")
@@ -245,7 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sims", type=int, default=200, help="simulations per move (default 200)")
     p.add_argument("--color", default="black", choices=["black", "white", "first", "second"],
                    help="your side: black/first moves first (default black)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
+    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
+                   help=ALGORITHM_HELP)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto")
     add_inference_arguments(p)
@@ -310,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Plays every pair (or --gauntlet against all), saves every game, appends each "
                                    "result to OUT/results.jsonl as the game ends, and writes an Elo table and plot. "
                                    "Run the same command again (or just --out DIR) to resume a killed tournament. "
-                                   "Player specs: mcts:CKPT@SIMS[:gumbel][:KEY=VALUE], raw:CKPT[:t=T], random, "
+                                   "Player specs: mcts:CKPT@SIMS[:gumbel][:KEY=VALUE] (no root noise; gumbel's root "
+                                   "deterministic unless :gumbel_scale=1), raw:CKPT[:t=T], random, "
                                    'gtp:"COMMAND", gnugo:LEVEL, openspiel-mcts:SIMS[:rollouts=R][:uct_c=C], human '
                                    '(CKPT: checkpoint file or run directory).')
     p.add_argument("--out", required=True, help="tournament directory (created; resumed if it holds one)")
@@ -340,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sims", default="0,1,2,4,...,256", help="budgets, '...' continues the doubling "
                                                              "(default 0,1,2,4,...,256)")
     p.add_argument("--games", type=int, default=64, help="games per budget and opponent (default 64)")
-    p.add_argument("--algorithms", default="puct,gumbel", help="comma-separated: puct, gumbel (default both)")
+    p.add_argument("--algorithms", default="puct,gumbel", help="comma-separated: puct, gumbel (default both; gumbel with its deterministic "
+                        "root, gumbel_scale=0)")
     p.add_argument("--reference", metavar="SPEC", help="also play every budget against this player spec")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--seed", type=int, default=0)
@@ -360,7 +366,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpoint", help="network checkpoint or run directory (default: the shipped network of the "
                                         "game if there is one, else a uniform evaluator; 'none': no network)")
     p.add_argument("--sims", type=int, default=200, help="simulations per position (default 200)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
+    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
+                   help=ALGORITHM_HELP)
     p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu")
@@ -381,7 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--positions", type=int, default=1000, help="test positions per depth (default 1000)")
     p.add_argument("--depths", default="8,12,16,20", help="random moves before each test position (default 8,12,16,20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the test positions and of the agents (default 0)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct")
+    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
+                   help=ALGORITHM_HELP)
     p.add_argument("--out", help="write the results as JSON to this file")
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
     p.add_argument("--no-cache", action="store_true", help="solve the test sets afresh and do not store them")
