@@ -12,10 +12,10 @@ import sys
 from azero.config import ConfigError, config_to_yaml, load_config
 from azero.train.precision import add_inference_arguments
 
-
-
 ALGORITHM_HELP = ("search algorithm; gumbel uses its deterministic root (gumbel_scale=0: no sampling), "
                   "as every player does")
+
+
 def _add_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("overrides", nargs="*", metavar="KEY=VALUE",
                    help="hydra config overrides, e.g. game=connect4 seed=3 game.komi=6.5")
