@@ -1,7 +1,7 @@
 #!/bin/bash
 # Go 9x9 lever ablations (issue 16): from zero, seed 1, today's preset, then lever groups added on
-# top of it. Every arm stops at the same CPU budget (CPU=90 minutes, about 45 minutes of wall clock
-# on 2 idle cores): CPU time rather than wall clock, so other work on the machine does not shorten
+# top of it. Every arm stops at the same CPU budget (CPU=90 minutes; self-play keeps ~1.5 of 2 cores
+# busy, so about an hour of wall clock): CPU time rather than wall clock, so other work on the machine does not shorten
 # an arm. Arms run one after another, never side by side. ONLY="name ..." runs just those; finished
 # arms (a `done` file) are skipped. AZERO=path/to/azero runs a frozen copy of the code (a git
 # worktree with its own build), so that rebuilding the extensions here cannot touch a running arm.
