@@ -23,13 +23,12 @@ HEADS="model.ownership_head=true model.score_head=true"
 # the preset as it was before these levers (score utility off: it acts only with a score head anyway)
 arm preset search.score_utility=0
 # every lever group at once first: the number the issue's >= 200 Elo goal is about
-arm all $HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true
-# then one group at a time, cumulatively
+ALL="$HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true"
+arm all $ALL
+# the cheap-search group on top of all the Go levers (the last lever group): cheap playout-cap
+# searches recorded with Gumbel's completed-Q target at a lower weight, and policy-surprise weighting
+arm all-cheap $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3 replay.surprise_weight=0.5
+# then one group at a time, cumulatively, for the lever table
 arm heads $HEADS search.score_utility=0
 arm heads-utility $HEADS search.score_utility=0.4
 arm heads-utility-features $HEADS search.score_utility=0.4 game.features=extended
-ALL="$HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true"
-
-# the cheap-search levers on top of all the Go levers
-arm all-cheap-gumbel $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3
-arm all-surprise $ALL replay.surprise_weight=0.5
