@@ -10,10 +10,7 @@ import argparse
 import sys
 
 from azero.config import ConfigError, config_to_yaml, load_config
-from azero.train.precision import add_inference_arguments
-
-ALGORITHM_HELP = ("search algorithm; gumbel uses its deterministic root (gumbel_scale=0: no sampling), "
-                  "as every player does")
+from azero.options import add_algorithm, add_checkpoint, add_device, add_player_options, add_seed, add_threads
 
 
 def _add_overrides(p: argparse.ArgumentParser) -> None:
@@ -121,7 +118,7 @@ def cmd_gtp(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from azero.eval.human import run_play
+    from azero.play import run_play
 
     return run_play(game=args.game, checkpoint=args.checkpoint, simulations=args.sims, color=args.color,
                     algorithm=args.algorithm, seed=args.seed, device=args.device, precision=args.precision,
@@ -235,7 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gtp", help="a GTP v2 Go engine on stdin/stdout (GoGui, Sabaki, KGS, GNU Go matches)",
                        description="Serve the Go Text Protocol on stdin/stdout; logs go to stderr. Without "
-                                   "--checkpoint the search evaluates positions by random rollouts.")
+                                   "--checkpoint it plays the network shipped for --game; --checkpoint none "
+                                   "searches on random rollouts (any board size).")
     from azero.gtp.options import add_arguments as add_gtp_arguments
 
     add_gtp_arguments(p)
@@ -243,16 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("play", help="play against azero in the terminal (Go, connect four, tic-tac-toe)")
     p.add_argument("--game", default="go9x9", choices=["go9x9", "connect4", "tictactoe"])
-    p.add_argument("--checkpoint", help="network checkpoint (.safetensors); default: the shipped network of the "
-                                        "game if there is one, else random rollouts ('none': no network)")
-    p.add_argument("--sims", type=int, default=200, help="simulations per move (default 200)")
     p.add_argument("--color", default="black", choices=["black", "white", "first", "second"],
                    help="your side: black/first moves first (default black)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
-                   help=ALGORITHM_HELP)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto")
-    add_inference_arguments(p)
+    add_player_options(p, threads=False)
     p.set_defaults(func=cmd_play)
 
     bench = sub.add_parser("bench", help="benchmarks that run azero and a peer side by side")
@@ -326,13 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "as started)")
     p.add_argument("--anchor", metavar="NAME=VALUE", help="rating anchor, e.g. random=0 or gnugo:10=1800 "
                                                           "(default: random=0 if present, else the first player)")
-    p.add_argument("--seed", type=int, help="fixes openings and players' random choices (default 0)")
+    add_seed(p, default=None, help="fixes openings and players' random choices (default 0; on a resume: as "
+                                   "started)")
     p.add_argument("--parallel", type=int, help="games of a pair played in lockstep (default 16; with GTP engines "
                                                 "use 2, their process count)")
     p.add_argument("--opening-moves", type=int, help="random moves opening each game pair (default 2)")
-    p.add_argument("--device", default="cpu", help="torch device for networks (default cpu)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    add_inference_arguments(p)
+    add_device(p)
+    add_threads(p)
     p.add_argument("--elo-only", action="store_true", help="only rate the games recorded in OUT so far")
     p.set_defaults(func=cmd_tournament)
 
@@ -349,12 +340,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "root, gumbel_scale=0)")
     p.add_argument("--reference", metavar="SPEC", help="also play every budget against this player spec")
     p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p)
     p.add_argument("--parallel", type=int, default=32, help="games played in lockstep (default 32)")
     p.add_argument("--opening-moves", type=int, default=2, help="random moves opening each game pair (default 2)")
-    p.add_argument("--device", default="cpu", help="torch device (default cpu)")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    add_inference_arguments(p)
+    add_device(p)
+    add_threads(p)
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line",
@@ -363,16 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "position, to_play, move (column 1-7), value (player to move's view), visits. "
                                    "Invalid lines get a line with an 'error' field; the stream goes on.")
     p.add_argument("--game", default="connect4", help="game (default connect4)")
-    p.add_argument("--checkpoint", help="network checkpoint or run directory (default: the shipped network of the "
-                                        "game if there is one, else a uniform evaluator; 'none': no network)")
-    p.add_argument("--sims", type=int, default=200, help="simulations per position (default 200)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
-                   help=ALGORITHM_HELP)
     p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=1)
-    add_inference_arguments(p)
+    add_player_options(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("c4-accuracy", help="connect four: share of moves that keep the solved value, raw network, "
@@ -382,21 +364,20 @@ def build_parser() -> argparse.ArgumentParser:
                                    "how often each agent's move keeps the game-theoretic value: random, the raw "
                                    "network (policy argmax) and network + search at each budget. Solving 8-move "
                                    "positions takes about a second each on a slow CPU; later runs read the cache.")
-    p.add_argument("--checkpoint", help="network checkpoint or run directory (default: search on a uniform evaluator)")
+    add_checkpoint(p, help="network: checkpoint file, run directory, 'shipped' or 'none' (default: the shipped "
+                           "connect-four network)")
     p.add_argument("--sims", default="100,400", help="search budgets, comma-separated ('...' doubles on; "
                                                     "'' for none; default 100,400)")
     p.add_argument("--positions", type=int, default=1000, help="test positions per depth (default 1000)")
     p.add_argument("--depths", default="8,12,16,20", help="random moves before each test position (default 8,12,16,20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the test positions and of the agents (default 0)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct",
-                   help=ALGORITHM_HELP)
+    add_seed(p, help="seed of the test positions and of the agents (default 0)")
+    add_algorithm(p)
     p.add_argument("--out", help="write the results as JSON to this file")
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
     p.add_argument("--no-cache", action="store_true", help="solve the test sets afresh and do not store them")
     p.add_argument("--workers", type=int, help="solver threads (default: one per CPU core)")
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=1)
-    add_inference_arguments(p)
+    add_device(p)
+    add_threads(p)
     p.set_defaults(func=cmd_c4_accuracy)
     p = sub.add_parser("c4-curve", help="connect four: solver accuracy of every checkpoint of a run (learning curve)",
                        description="Scores every checkpoint of RUN_DIR (raw network and network + search) on the "

@@ -56,6 +56,17 @@ class GameSpec:
     """Symmetry group of observations and policies: 'dihedral8', 'mirror_lr' or 'none'."""
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     """The rule parameters (board size, komi, ...) this game was built with."""
+    area_scoring: bool = False
+    """Finished games are counted by area (Tromp-Taylor): they have a score and a final owner per point."""
+    sgf: bool = False
+    """Games are recorded as Go SGF and understood by GTP engines (vertices, 'B+3.5' results)."""
+    colour_names: tuple[str, str] | None = None
+    """What players 0 and 1 are called ('Black', 'White'), or None for 'first' / 'second'."""
+
+    @property
+    def has_pass(self) -> bool:
+        """Whether the game has a pass move (`pass_action`)."""
+        return self.pass_action is not None
 
 
 @runtime_checkable

@@ -35,6 +35,9 @@ class Connect4Game:
     def new_states(self, batch: int) -> Connect4States:
         return Connect4States(batch, self.spec)
 
+    move_hint = "a column number 1-7"
+    """How a person types a move (the human game's help)."""
+
     def action_to_str(self, action: int) -> str:
         if not 0 <= action < _WIDTH:
             raise IllegalActionError(f"connect four action must be a column in [0, {_WIDTH}), got {action}")

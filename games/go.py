@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import re
 
-from azero.games._go import COLUMNS, FEATURES, HISTORY_STEPS, Geometry, GoStates, check_features, gtp_vertex
+from azero.games._go import FEATURES, HISTORY_STEPS, Geometry, GoStates, check_features
 from azero.games.base import GameSpec, IllegalActionError
+from azero.games.go_notation import parse_vertex, vertex
 
 __all__ = ["FEATURES", "GoGame", "GoStates", "HISTORY_STEPS", "features_for"]
-
-_VERTEX = re.compile(r"([a-hj-t])([0-9]{1,2})", re.ASCII)
 
 
 class GoGame:
@@ -62,6 +60,9 @@ class GoGame:
             pass_action=n * n,
             symmetry="dihedral8",
             params={"board_size": n, "komi": self.komi, "max_moves": self.max_moves, "features": features},
+            area_scoring=True,
+            sgf=True,
+            colour_names=("Black", "White"),
         )
         self._geometry = Geometry(n, self.komi, self.max_moves, self.spec, features)
 
@@ -92,26 +93,18 @@ class GoGame:
         n = self.board_size
         if isinstance(action, bool) or not isinstance(action, numbers.Integral) or not 0 <= action <= n * n:
             raise IllegalActionError(f"action {action!r} is out of range [0, {n * n}]")
-        return gtp_vertex(n, int(action))
+        return vertex(int(action), n)
 
     def str_to_action(self, text: str) -> int:
-        """Inverse of action_to_str, case-insensitive ('a9', 'PASS'); malformed text raises IllegalActionError."""
+        """Inverse of action_to_str, case-insensitive ('a9', 'PASS'); malformed or off-board text raises
+        IllegalActionError (games.go_notation)."""
+        return parse_vertex(text, self.board_size)
+
+    @property
+    def move_hint(self) -> str:
+        """How a person types a move (the human game's help)."""
         n = self.board_size
-        if not isinstance(text, str):
-            raise IllegalActionError(f"expected a vertex like 'A{n}' or 'pass', got {text!r}")
-        s = text.strip().lower()
-        if s == "pass":
-            return n * n
-        m = _VERTEX.fullmatch(s)
-        if m is None:
-            raise IllegalActionError(f"malformed vertex {text!r}: expected a letter (no 'I') and a row, "
-                                     f"like 'A{n}', or 'pass'")
-        col = COLUMNS.index(m.group(1).upper())
-        row = int(m.group(2))
-        if col >= n or not 1 <= row <= n:
-            raise IllegalActionError(f"vertex {text!r} is off the {n}x{n} board "
-                                     f"(columns A..{COLUMNS[n - 1]}, rows 1..{n})")
-        return (n - row) * n + col
+        return f"a point like {self.action_to_str((n - min(4, n)) * n + min(3, n - 1))} or 'pass'"
 
 
 def features_for(obs_shape) -> str:

@@ -19,12 +19,8 @@ Nothing here imports pyspiel.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
-
-_GO_NAME = re.compile(r"go([0-9]+)x\1")
-
 
 def go_load_string(board_size: int, komi: float, max_moves: int) -> str:
     """OpenSpiel's `go` with azero's rules parameters (komi always written as a float: OpenSpiel
@@ -83,7 +79,7 @@ def openspiel_twin(game) -> OpenSpielTwin:
     if name.startswith("openspiel:"):
         return OpenSpielTwin(name, name.split(":", 1)[1])
     params = getattr(spec, "params", {}) or {}
-    if _GO_NAME.fullmatch(name) and {"board_size", "komi", "max_moves"} <= set(params):
+    if getattr(spec, "area_scoring", False) and {"board_size", "komi", "max_moves"} <= set(params):
         n = int(params["board_size"])
         return OpenSpielTwin(name, go_load_string(n, params["komi"], params["max_moves"]), perm=go_action_perm(n),
                              superko=True)

@@ -1,5 +1,5 @@
-"""Games by name: `make_game('go9x9')`, `make_game('go', board_size=13)`,
-`make_game('openspiel', load='hex(board_size=7)')`.
+"""Games by name: `make_game('go9x9')`, `make_game('go13x13')` (any 'goNxN'),
+`make_game('go', board_size=13)`, `make_game('openspiel', load='hex(board_size=7)')`.
 
 Implementations are imported lazily so that listing games, or using one, never
 requires the others' dependencies to load.
@@ -65,12 +65,19 @@ def _resolve(factory: str) -> Callable[..., Game]:
 
 def make_game(name: str, **params: Any) -> Game:
     """Build a game by registered name. 'openspiel:<load string>' is shorthand for
-    make_game('openspiel', load='<load string>'). Unknown names or parameters raise
-    a ValueError that names them and lists what is accepted."""
+    make_game('openspiel', load='<load string>'), and 'goNxN' for make_game('go', board_size=N) (the
+    name GoGame's spec carries). Unknown names or parameters raise a ValueError that names them and
+    lists what is accepted."""
     if name.startswith("openspiel:"):
         params = {"load": name.split(":", 1)[1], **params}
         name = "openspiel"
     entry = _REGISTRY.get(name)
+    if entry is None and "board_size" not in params:
+        from azero.games.go_notation import board_size_of
+
+        size = board_size_of(name)
+        if size is not None:
+            name, params, entry = "go", {"board_size": size, **params}, _REGISTRY["go"]
     if entry is None:
         raise UnknownGameError(
             f"unknown game {name!r}; available games: {', '.join(sorted(_REGISTRY))}"

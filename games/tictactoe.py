@@ -40,6 +40,9 @@ class TicTacToeGame:
     def new_states(self, batch: int) -> TicTacToeStates:
         return TicTacToeStates(batch, self.spec)
 
+    move_hint = "a cell digit 0-8 (as numbered next to the board)"
+    """How a person types a move (the human game's help)."""
+
     def action_to_str(self, action: int) -> str:
         if not 0 <= action < _CELLS:
             raise IllegalActionError(f"tic-tac-toe action must be a cell in [0, {_CELLS}), got {action}")

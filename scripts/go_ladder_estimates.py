@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 
 from azero.games.go import GoGame
-from azero.gtp.protocol import parse_response, parse_score
+from azero.games.go_notation import parse_result
+from azero.gtp.protocol import parse_response
 
 
 def estimate(gnugo: str, moves: list[int], game: GoGame) -> float:
@@ -35,7 +36,7 @@ def estimate(gnugo: str, moves: list[int], game: GoGame) -> float:
     if refused:
         raise RuntimeError(f"GNU Go refused the replay: {refused[0]}")
     # The last response is quit's; the one before answers estimate_score, e.g. 'W+12.5 (upper bound: ...)'.
-    return parse_score(responses[-2].text.split()[0])
+    return parse_result(responses[-2].text.split()[0])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,19 +84,13 @@ def run_accuracy_bench(checkpoint: str, run_dir: str, *, game_name: str = "go9x9
                        search_positions: int | None = None, simulations: int = 200, threads: int = 1, seed: int = 0,
                        log=print) -> dict:
     from azero.config import load_config, validate
+    from azero.agents.checkpoints import resolve_checkpoint
     from azero.games.config import game_from_config
-    from azero.models import resolve_checkpoint
 
     game = game_from_config(validate(load_config([f"game={game_name}"])).game)
-    from azero.train.checkpoint import latest_checkpoint
-
-    path = resolve_checkpoint(game_name, None if checkpoint == "shipped" else checkpoint)
+    path = resolve_checkpoint(checkpoint, game_name)
     if path is None:
         raise ValueError("bench accuracy needs a network: --checkpoint CKPT (or 'shipped')")
-    if Path(path).is_dir():
-        path = latest_checkpoint(Path(path) / "checkpoints") or latest_checkpoint(Path(path))
-        if path is None:
-            raise FileNotFoundError(f"no checkpoint in {checkpoint}")
     run = Path(run_dir)
     ref = NetworkEvaluator(network_from_checkpoint(path), device="cpu", threads=threads, backend="torch",
                            precision="f32")

@@ -124,35 +124,26 @@ def analyze_stream(analyzer: Analyzer, lines: Iterable[str], out: IO[str], *, fm
 
 
 def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, algorithm: str = "puct",
-                fmt: str = "json", seed: int = 0, device: str = "cpu", threads: int | None = 1,
+                fmt: str = "json", seed: int = 0, device: str = "auto", threads: int | None = 1,
                 precision: str = "auto", backend: str = "auto",
                 stdin: IO[str] | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
-    from azero.eval.player_spec import game_from_name
-    from azero.search.evaluators import UniformEvaluator
+    from azero.agents.checkpoints import checkpoint_planes, game_for, load_evaluator, resolve_checkpoint
 
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     if fmt not in ("json", "text"):
         raise ValueError(f"format must be 'json' or 'text', got {fmt!r}")
-    from azero.models import resolve_checkpoint
-
-    game = game_from_name(game_name)
-    given = checkpoint
-    checkpoint = resolve_checkpoint(game_name, checkpoint)
-    if given is None and checkpoint is not None:
-        print(f"azero analyze: no --checkpoint given; using the shipped network {checkpoint}", file=stderr, flush=True)
-    if checkpoint is None:
-        print("azero analyze: no network (no --checkpoint and none shipped for this game, or --checkpoint none); "
-              "using a uniform evaluator (uniform priors, value 0), so the search sees only the game's "
-              "terminal positions", file=stderr, flush=True)
-        evaluator = UniformEvaluator()
-    else:
-        from azero.eval.player_spec import PlayerFactory, checkpoint_planes
-
-        game = game_from_name(game_name, [checkpoint_planes(checkpoint)])
-        evaluator = PlayerFactory(game, device=device, threads=threads, precision=precision,
-                                  backend=backend).evaluator(checkpoint)
+    path = resolve_checkpoint(checkpoint, game_name)
+    if checkpoint is None and path is not None:
+        print(f"azero analyze: no --checkpoint given; using the shipped network {path}", file=stderr, flush=True)
+    if path is None:
+        print("azero analyze: no network (none shipped for this game, or --checkpoint none); using a uniform "
+              "evaluator (uniform priors, value 0), so the search sees only the game's terminal positions",
+              file=stderr, flush=True)
+    game = game_for(game_name, [] if path is None else [checkpoint_planes(path)])
+    evaluator = load_evaluator(path, game=game, device=device, threads=threads, precision=precision,
+                               backend=backend, no_network="uniform").evaluator
     analyzer = Analyzer(game, evaluator, simulations=simulations, algorithm=algorithm, seed=seed)
     analyze_stream(analyzer, stdin, stdout, fmt=fmt)
     return 0

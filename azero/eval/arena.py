@@ -1,6 +1,6 @@
 """The arena: many games between two players at once, with recorded openings, results and game files.
 
-The games of a match, with what ratings need (azero.eval.match summarises them):
+The games of a match, with what ratings need:
 
 - Colours alternate by game index: player A moves first (Black) in even games.
 - Openings are diversified: games 2k and 2k+1 start with the same `opening_moves`
@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
 from azero.games.base import NO_ACTION, Game
+from azero.games.go_notation import parse_result, score_string
 from azero.train.atomic import write_atomic
 
 _OPENING_STREAM = 0x0BE1  # separates the opening generator from any other stream seeded by (seed, k)
@@ -106,29 +106,7 @@ def parse_engine_score(value) -> tuple[float | None, str]:
     if isinstance(value, (int, float, np.floating, np.integer)):
         return float(value), f"{float(value):+g}"
     text = str(value).strip()
-    t = text.upper()
-    if t in ("0", "DRAW", "JIGO"):
-        return 0.0, text
-    m = re.fullmatch(r"([BW])\+(R|RESIGN|T|TIME|F|FORFEIT|[0-9.]+)?", t)
-    if not m:
-        return None, text
-    sign = 1.0 if m.group(1) == "B" else -1.0
-    amount = m.group(2)
-    if amount is None or not amount[0].isdigit():
-        return sign * math.inf, text
-    try:
-        return sign * float(amount), text
-    except ValueError:
-        return None, text
-
-
-def go_result(score: float) -> str:
-    """SGF RE of a Tromp-Taylor score: 'B+3.5', 'W+0.5', '0'."""
-    if score > 0:
-        return f"B+{score:g}"
-    if score < 0:
-        return f"W+{-score:g}"
-    return "0"
+    return parse_result(text, strict=False), text
 
 
 def _plain_result(outcome: float) -> str:
@@ -203,7 +181,7 @@ def _finish(game, states, slots, indices, openings, history, a_first, a, b, reco
         if is_go:
             tt = float(scores[g])
             rec.score = tt
-            rec.result = go_result(tt)
+            rec.result = score_string(tt)
             for p in (a, b):
                 hook = getattr(p, "final_score", None)
                 if not callable(hook):
@@ -268,7 +246,7 @@ def play_arena(game: Game, a, b, *, games: int, parallel: int = 32, seed: int = 
 
 
 def game_file_suffix(game: Game) -> str:
-    return ".sgf" if game.spec.name.startswith("go") and "board_size" in game.spec.params else ".txt"
+    return ".sgf" if game.spec.sgf else ".txt"
 
 
 def game_text(game: Game, record: ArenaGame) -> str:

@@ -37,7 +37,8 @@ from typing import IO, Callable, Iterator, Sequence
 import numpy as np
 
 from azero.eval.compare import wilson_interval
-from azero.eval.players import Player, RandomPlayer, RawNetworkPlayer
+from azero.agents.player import Player
+from azero.agents.simple import RandomPlayer, RawNetworkPlayer
 from azero.games.base import NO_ACTION, States
 from azero.games.c4solver import actions_to_moves, thread_solver
 from azero.games.connect4 import Connect4Game
@@ -354,17 +355,18 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
                     algorithm: str = "puct", out: str | os.PathLike | None = None,
                     cache_dir: str | os.PathLike | None = None, cache: bool = True, workers: int | None = None,
                     batch: int = 64,
-                    device: str = "cpu", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
+                    device: str = "auto", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
                     extra_agents: Sequence[Player] = (),
                     stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     """Build (or load) the test sets, evaluate the agents, print the table, write JSON to `out`.
 
-    Agents: random; with a checkpoint the raw network and network + search at each budget, without
-    one search on a uniform evaluator (priors uniform, value 0); then `extra_agents`.
+    Agents: random; with a network the raw network and network + search at each budget, without one
+    search on a uniform evaluator (priors uniform, value 0); then `extra_agents`. `checkpoint` follows
+    --checkpoint's convention (agents/checkpoints.py): None is the shipped network, 'none' no network.
     Test sets are cached in cache_dir (None: default_cache_dir()) unless cache is False; `workers`
     solver threads build missing ones (None: one per CPU core).
     """
-    from azero.eval.player_spec import PaddedMctsPlayer
+    from azero.agents.mcts import MctsPlayer
     from azero.search.config import play_config
 
     stdout = stdout or sys.stdout
@@ -390,22 +392,22 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
 
     game = Connect4Game()
     agents: list[Player] = [RandomPlayer(seed=seed, name="random")]
-    if checkpoint is not None:
-        from azero.eval.player_spec import PlayerFactory
+    from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
 
-        evaluator = PlayerFactory(game, device=device, threads=threads, precision=precision,
-                                  backend=backend).evaluator(checkpoint)
+    path = resolve_checkpoint(checkpoint, game.spec.name)
+    evaluator = load_evaluator(path, game=game, device=device, threads=threads, precision=precision,
+                               backend=backend, no_network="uniform").evaluator
+    if path is not None:
+        if checkpoint is None:
+            log(f"no --checkpoint: the shipped network {path}")
         agents.append(RawNetworkPlayer(evaluator, name="raw"))
         prefix = ""
     else:
-        from azero.search.evaluators import UniformEvaluator
-
-        log("no --checkpoint: searching with a uniform evaluator (priors uniform, value 0)")
-        evaluator = UniformEvaluator()
+        log("no network: searching with a uniform evaluator (priors uniform, value 0)")
         prefix = "uniform+"
     for s in sims:
         cfg = play_config(s, algorithm=algorithm, seed=seed)
-        agents.append(PaddedMctsPlayer(game.spec, evaluator, cfg, name=f"{prefix}{algorithm}@{s}"))
+        agents.append(MctsPlayer(game.spec, evaluator, cfg, name=f"{prefix}{algorithm}@{s}"))
     agents.extend(extra_agents)
 
     records = evaluate_agents(agents, test_sets, batch=batch, log=log)
@@ -414,7 +416,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     expected["all"] = float(every.mean()) if every.size else None
     doc = {
         "format": REPORT_FORMAT, "seed": seed, "depths": depths, "positions_per_depth": positions,
-        "checkpoint": checkpoint, "algorithm": algorithm, "simulations": sims,
+        "checkpoint": None if path is None else str(path), "algorithm": algorithm, "simulations": sims,
         "test_sets": {str(ts.depth): {"positions": len(ts), "wins": int((ts.value == 1).sum()),
                                       "draws": int((ts.value == 0).sum()), "candidates": ts.candidates,
                                       "exhausted": ts.exhausted, "cache": cache_files[str(ts.depth)]}

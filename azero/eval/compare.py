@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from azero.eval.arena import ArenaSummary, play_arena, write_game_file
-from azero.eval.player_spec import PlayerFactory, checkpoint_planes, game_from_name, parse_player_spec
+from azero.agents.checkpoints import game_for
+from azero.agents.factory import PlayerFactory
+from azero.agents.spec import parse_player_spec
 from azero.search.config import ALGORITHMS
 from azero.train.atomic import write_atomic
 
@@ -162,11 +164,11 @@ def run_compare(checkpoint: str, game_name: str, budgets: Sequence[int], *, game
     from azero.runs.run_dir import make_output_dir
 
     make_output_dir(out_dir, "--out")
-    probe = PlayerFactory(None)
-    planes = [checkpoint_planes(probe.checkpoint_file(checkpoint))]
+    probe = PlayerFactory(None, game_name=game_name)
+    planes = [probe.planes(checkpoint)]
     if reference is not None and parse_player_spec(reference).uses_network:
-        planes.append(checkpoint_planes(probe.checkpoint_file(parse_player_spec(reference).checkpoint)))
-    game = game_from_name(game_name, planes)
+        planes.append(probe.planes(parse_player_spec(reference).checkpoint))
+    game = game_for(game_name, [p for p in planes if p is not None])
     factory = PlayerFactory(game, device=device, threads=threads, precision=precision, backend=backend,
                             pins=probe.pins)
     ckpt_file = factory.checkpoint_file(checkpoint)

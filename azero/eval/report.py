@@ -87,7 +87,7 @@ def plot_losses(metrics: Sequence[dict], path: Path) -> bool:
 
 def checkpoint_step(spec_text: str, pins: dict[str, str]) -> int | None:
     """The training step of a player's network: from a ckpt_<step> file in its spec or its pinned file."""
-    from azero.eval.player_spec import parse_player_spec
+    from azero.agents.spec import parse_player_spec
 
     try:
         spec = parse_player_spec(spec_text)
@@ -104,7 +104,7 @@ def checkpoint_step(spec_text: str, pins: dict[str, str]) -> int | None:
 
 def player_kind(spec_text: str) -> str:
     """The spec with its checkpoint replaced by CKPT: players of one kind form one curve."""
-    from azero.eval.player_spec import parse_player_spec
+    from azero.agents.spec import parse_player_spec
 
     try:
         spec = parse_player_spec(spec_text)

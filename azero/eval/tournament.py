@@ -37,7 +37,9 @@ import numpy as np
 
 from azero.eval.arena import ArenaGame, play_games, write_game_file
 from azero.eval.elo import EloTable, fit_elo, plot_elo
-from azero.eval.player_spec import PlayerFactory, checkpoint_planes, game_from_name, parse_player_spec
+from azero.agents.checkpoints import game_for
+from azero.agents.factory import PlayerFactory
+from azero.agents.spec import parse_player_spec
 from azero.train.atomic import write_atomic
 
 RESULTS = "results.jsonl"
@@ -221,9 +223,9 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     if len(names) < 2:
         raise ValueError(f"a tournament needs at least two different players, got {names}")
     pins = dict(meta.get("checkpoints", {})) if meta else {}
-    probe = PlayerFactory(None, pins=pins)  # resolves (and pins) checkpoint files without a game
-    game = game_from_name(game_name, [checkpoint_planes(probe.checkpoint_file(s.checkpoint))
-                                      for s in specs if s.uses_network])
+    probe = PlayerFactory(None, pins=pins, game_name=game_name)  # resolves (and pins) checkpoint files without a game
+    planes = [probe.planes(s.checkpoint) for s in specs if s.uses_network]
+    game = game_for(game_name, [p for p in planes if p is not None])
 
     roster = list(meta["players"]) if meta else []
     roster += [n for n in names if n not in roster]

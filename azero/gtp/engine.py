@@ -24,7 +24,8 @@ Behaviour worth knowing (the why is in the modules named):
 - boardsize fails with 'unacceptable size' for a size the network was not
   trained on (a network plays one board size); without a checkpoint any size
   2..19 is accepted.
-- Without --checkpoint the evaluator is random rollouts (agent.py).
+- Without --checkpoint it plays the shipped network of --game; `--checkpoint none` searches on
+  random rollouts (agents/checkpoints.py), which play any board size.
 - genmove never resigns. Its budget is --sims, or --time-per-move seconds,
   either cut down to what the clock allows once time_settings / time_left
   arrive (timecontrol.py).
@@ -49,14 +50,17 @@ import sys
 import time
 from typing import Callable
 
-from azero.eval.passing import pass_wins
+from azero.agents.checkpoints import LoadedEvaluator
+from azero.agents.mcts import MctsPlayer, best_allowed
+from azero.agents.passing import pass_wins
 from azero.games.base import IllegalActionError
 from azero.games.go import GoGame, features_for
-from azero.gtp.agent import LoadedEvaluator, SearchAgent, best_allowed
+from azero.games.go_notation import MalformedVertex, board_size_of, parse_vertex, score_string
 from azero.gtp.board import BLACK, WHITE, GtpBoard
 from azero.gtp.cleanup import cleanup_moves
-from azero.gtp.protocol import format_response, parse_command, score_string
+from azero.gtp.protocol import format_response, parse_command
 from azero.gtp.timecontrol import TimeManager
+from azero.search.config import play_config
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +74,6 @@ MIN_SIZE, MAX_SIZE = 2, 19
 
 _INT = re.compile(r"[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-# GTP vertices: a letter A-Z without I, and a row number (ASCII digits only: Python's \d would
-# also accept other scripts' digits, which int() then reads happily).
-_VERTEX = re.compile(r"([A-HJ-Za-hj-z])([0-9]{1,2})")
-GTP_LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"  # GTP skips I
 _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
 
@@ -98,9 +98,12 @@ class GtpEngine:
         if simulations is not None and simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.loaded = evaluator
-        self.agent = SearchAgent(evaluator.evaluator, algorithm=algorithm, seed=seed)
         self.features = features_for(evaluator.obs_shape) if evaluator.obs_shape is not None else "basic"
-        if not evaluator.fits(GoGame(board_size, features=self.features).spec):
+        spec = GoGame(board_size, features=self.features).spec
+        # the budget is given per move (the clock's): the config's simulations are only the first tree's size
+        self.agent = MctsPlayer(spec, evaluator.evaluator, play_config(DEFAULT_SIMULATIONS, algorithm=algorithm,
+                                                                       seed=seed))
+        if not evaluator.fits(spec):
             raise ValueError(f"the network ({evaluator.description}, input {evaluator.obs_shape}) does not play "
                              f"{board_size}x{board_size} Go")
         self.board = GtpBoard(board_size, komi, self.features)
@@ -165,16 +168,12 @@ class GtpEngine:
         return colour
 
     def _vertex(self, text: str) -> int:
-        n = self.board.board_size
-        if text.lower() == "pass":
-            return n * n
-        m = _VERTEX.fullmatch(text)
-        if m is None:
-            raise GtpFailure(f"syntax error: invalid vertex {text!r}")
-        col, row = GTP_LETTERS.index(m.group(1).upper()), int(m.group(2))
-        if col >= n or not 1 <= row <= n:
-            raise GtpFailure("illegal move")  # a well-formed vertex off this board
-        return (n - row) * n + col
+        try:
+            return parse_vertex(text, self.board.board_size)
+        except MalformedVertex:
+            raise GtpFailure(f"syntax error: invalid vertex {text!r}") from None
+        except IllegalActionError:
+            raise GtpFailure("illegal move") from None  # a well-formed vertex off this board
 
     @staticmethod
     def _integer(text: str, what: str, maximum: int = 10**9) -> int:
@@ -336,8 +335,8 @@ class GtpEngine:
 
     def _pass_wins(self, colour: int, root) -> bool:
         owner = getattr(self.agent.evaluator, "ownership", None)
-        view = owner(root.encode())[0] if owner is not None else None
-        return pass_wins(root.board(0), colour, self.board.komi, view)
+        views = owner(root.encode()) if owner is not None else None  # None too for a net without the head
+        return pass_wins(root.board(0), colour, self.board.komi, None if views is None else views[0])
 
     def _search(self, colour: int, root):
         spec = self.board.game.spec
@@ -351,7 +350,7 @@ class GtpEngine:
 
     def _timed_search(self, spec, root, sims: int):
         t0 = self.now()
-        result = self.agent.search(spec, root, sims)
+        result = self.agent.search(root, simulations=sims, spec=spec)
         self.clock.record_search(int(result.simulations[0]), self.now() - t0)
         return result
 
@@ -428,17 +427,6 @@ def protocol_streams():
     return inp, out
 
 
-_GO_NAME = re.compile(r"go(?:(\d+)x\1)?")
-
-
-def board_size_of(game: str) -> int:
-    """Board size named by a Go game name: 'go9x9' -> 9, 'go13x13' -> 13, 'go' -> 9."""
-    m = _GO_NAME.fullmatch(game)
-    if m is None:
-        raise ValueError(f"the GTP engine plays Go only: expected --game go9x9, goNxN or go, got {game!r}")
-    return int(m.group(1) or 9)
-
-
 def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simulations: int | None = None,
         time_per_move: float | None = None, algorithm: str = "puct", seed: int = 0, device: str = "auto",
         precision: str = "auto", backend: str = "auto", quiet: bool = False) -> int:
@@ -446,9 +434,11 @@ def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simul
     inp, out = protocol_streams()  # first: nothing loaded after this can write to the real stdout
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if quiet else logging.INFO,
                         format="azero gtp: %(message)s")
-    from azero.gtp.agent import load_evaluator
+    from azero.agents.checkpoints import load_evaluator
 
     board_size = board_size_of(game)
+    if board_size is None:
+        raise ValueError(f"the GTP engine plays Go only: expected --game go9x9, goNxN or go, got {game!r}")
     loaded = load_evaluator(checkpoint, device=device, seed=seed, precision=precision, backend=backend)
     if loaded.obs_shape is not None and game == "go":
         board_size = loaded.obs_shape[-1]  # plain 'go': the size the network was trained for

@@ -11,45 +11,29 @@ import argparse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--checkpoint", help="network checkpoint (.safetensors), or 'shipped' for the network shipped "
-                                        "with azero for --game (azero/models); default: random rollouts")
+    from azero.options import add_algorithm, add_checkpoint, add_device, add_seed, add_sims
+
+    add_checkpoint(p)
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--sims", type=int, help="simulations per move (default 200; cut down by the GTP clock)")
+    add_sims(budget, default=None, help="simulations per move (default 200; cut down by the GTP clock)")
     budget.add_argument("--time-per-move", type=float, metavar="S",
                         help="seconds per move (cut down by the GTP clock)")
-    p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct", help="root search (default puct)")
+    add_algorithm(p)
     p.add_argument("--game", default="go9x9", help="go9x9 (default), goNxN, or go (the network's board size)")
     p.add_argument("--komi", type=float, default=7.5, help="komi until the controller sends one (default 7.5)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="auto", help="torch device for the network (default: cuda if present)")
-    from azero.train.precision import add_inference_arguments
-
-    add_inference_arguments(p)
+    add_seed(p)
+    add_device(p)
     p.add_argument("--quiet", action="store_true", help="log only warnings to stderr")
-
-
-SHIPPED = "shipped"
-
-
-def gtp_checkpoint(game: str, checkpoint: str | None) -> str | None:
-    """The file --checkpoint names: 'shipped' is the shipped network of `game` (ValueError if none)."""
-    if checkpoint != SHIPPED:
-        return checkpoint
-    from azero.models import shipped_checkpoint, shipped_games
-
-    path = shipped_checkpoint(game)
-    if path is None:
-        raise ValueError(f"--checkpoint shipped: no network is shipped for {game!r} "
-                         f"(shipped: {', '.join(shipped_games()) or 'none'})")
-    return str(path)
 
 
 def run_from_args(args: argparse.Namespace) -> int:
     from azero.gtp.engine import run
 
+    from azero.agents.checkpoints import resolve_checkpoint
+
     try:
-        checkpoint = gtp_checkpoint(args.game, args.checkpoint)
-    except ValueError as e:
+        checkpoint = resolve_checkpoint(args.checkpoint, args.game)
+    except (ValueError, FileNotFoundError) as e:
         raise SystemExit(f"azero gtp: {e}")
     return run(checkpoint=checkpoint, game=args.game, komi=args.komi, simulations=args.sims,
                time_per_move=args.time_per_move, algorithm=args.algorithm, seed=args.seed, device=args.device,

@@ -93,32 +93,3 @@ def parse_response(lines: list[str]) -> Response:
     rest = first[m.end():]
     text = "\n".join([rest] + lines[1:]).strip()
     return Response(first[0] == "=", ident, text)
-
-
-def score_string(score: float) -> str:
-    """GTP's result notation of a black-minus-white score: 'B+3.5', 'W+0.5', '0' for a tie."""
-    if score == 0:
-        return "0"
-    return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
-
-
-def parse_score(text: str) -> float:
-    """Inverse of score_string, black's view: 'B+3.5' -> 3.5, 'W+2' -> -2.0, '0' -> 0.0;
-    'B+R' / 'W+Resign' (a resignation) -> +inf / -inf. ValueError for anything else."""
-    t = text.strip()
-    if t in ("0", "Draw", "draw", "Jigo", "jigo"):
-        return 0.0
-    m = re.fullmatch(r"([BW])\+(.*)", t, flags=re.IGNORECASE)
-    if m is None:
-        raise ValueError(f"not a GTP score: {text!r}")
-    sign = 1.0 if m.group(1).upper() == "B" else -1.0
-    margin = m.group(2)
-    if margin.lower() in ("r", "resign"):
-        return sign * math.inf
-    try:
-        value = float(margin)
-    except ValueError:
-        raise ValueError(f"not a GTP score: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"not a GTP score: {text!r}")
-    return sign * value

@@ -2,9 +2,8 @@
 
 Each `<game>.safetensors` here sits next to `<game>.json`, which records the command and
 config that trained it and its measured strength (see README, "Shipped networks").
-`azero play` and `azero analyze` use the shipped network of their game when no
---checkpoint is given; `azero gtp --checkpoint shipped` asks for it (a GTP engine
-without a checkpoint stays on random rollouts, which play any board size).
+Every command plays the shipped network of its game when no --checkpoint is
+given (azero/agents/checkpoints.py: the one resolver).
 """
 
 from __future__ import annotations
@@ -30,18 +29,3 @@ def shipped_card(game: str) -> dict | None:
 def shipped_games() -> list[str]:
     """Games with a shipped checkpoint."""
     return sorted(p.stem for p in MODELS_DIR.glob("*.safetensors"))
-
-
-NO_NETWORK = "none"
-"""--checkpoint value that asks for no network even where one is shipped."""
-
-
-def resolve_checkpoint(game: str, checkpoint: str | None) -> str | None:
-    """The checkpoint a command should load: the one given, else the shipped one of `game`, else None.
-
-    `checkpoint == 'none'` means no network (search on the command's network-free evaluator).
-    """
-    if checkpoint is not None:
-        return None if checkpoint == NO_NETWORK else checkpoint
-    shipped = shipped_checkpoint(game)
-    return str(shipped) if shipped is not None else None

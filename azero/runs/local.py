@@ -38,18 +38,13 @@ from azero.train.warm_start import warm_start
 
 
 def init_source(init_from: str, game: str) -> str:
-    """run.init_from as a checkpoint file: 'shipped' is the game's shipped network; a run directory
-    its newest checkpoint."""
-    if init_from == "shipped":
-        from azero.models import shipped_checkpoint
+    """run.init_from as a checkpoint file, by --checkpoint's convention (agents/checkpoints.py)."""
+    from azero.agents.checkpoints import resolve_checkpoint
 
-        path = shipped_checkpoint(game)
-        if path is None:
-            raise ValueError(f"run.init_from=shipped: no network is shipped for {game}")
-        return str(path)
-    from azero.eval.player_spec import resolve_checkpoint
-
-    return str(resolve_checkpoint(init_from))
+    path = resolve_checkpoint(init_from, game)
+    if path is None:
+        raise ValueError(f"run.init_from={init_from}: names no network")
+    return str(path)
 
 
 def choose_evaluator_mode(requested: str, device: torch.device) -> str:
@@ -131,7 +126,7 @@ class LocalRun:
         if arrays is not None:
             self.buffer.add(**arrays)
         sgf_every = self.cfg.selfplay.sgf_every
-        if sgf_every and self.spec.name.startswith("go"):
+        if sgf_every and self.spec.sgf:
             for i, r in enumerate(records):
                 gid = self.games_total + i
                 if gid % sgf_every == 0:

@@ -282,7 +282,7 @@ class RayRun:
         if arrays is not None:
             self._add_shard(arrays)
         every = self.cfg.selfplay.sgf_every
-        if every and self.spec.name.startswith("go"):
+        if every and self.spec.sgf:
             for i, r in enumerate(records):
                 if (self.games_total + i) % every == 0:
                     write_game_sgf(self.run_dir.sgf, self.games_total + i, r,

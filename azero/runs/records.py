@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from azero.games.go_notation import result_string
 from azero.selfplay.worker import GameRecord
 from azero.train.atomic import write_atomic
 
@@ -98,22 +99,10 @@ def final_targets(records: list[GameRecord]) -> dict[str, np.ndarray]:
     return {"ownership": np.concatenate(own), "score": np.concatenate(score), "has_final": np.concatenate(has)}
 
 
-def go_result_string(record: GameRecord) -> str:
-    """SGF RE value: 'B+R', 'W+3.5', '0' (draw)."""
-    winner = "B" if record.outcome > 0 else "W"
-    if record.outcome == 0:
-        return "0"
-    if record.resigned:
-        return f"{winner}+R"
-    if record.score is not None:
-        return f"{winner}+{abs(record.score):g}"
-    return f"{winner}+"
-
-
 def write_game_sgf(directory: Path, game_id: int, record: GameRecord, *, board_size: int, komi: float,
                    player: str) -> Path:
     from azero.games.sgf import write_sgf
 
-    text = write_sgf(board_size, komi, record.actions, result=go_result_string(record),
+    text = write_sgf(board_size, komi, record.actions, result=result_string(record.outcome, score=record.score, resigned=record.resigned),
                      black=player, white=player).encode()
     return write_atomic(directory / f"game_{game_id:08d}.sgf", lambda f: f.write(text))

@@ -3,18 +3,24 @@
 import pytest
 
 import azero.models as models
-from azero.models import NO_NETWORK, resolve_checkpoint, shipped_card, shipped_checkpoint, shipped_games
+from azero.agents.checkpoints import NO_NETWORK, resolve_checkpoint
+from azero.models import shipped_card, shipped_checkpoint, shipped_games
 
 
 def test_resolve_prefers_the_given_checkpoint_then_the_shipped_one(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "MODELS_DIR", tmp_path)
-    assert resolve_checkpoint("connect4", None) is None
+    assert resolve_checkpoint(None, "connect4") is None
     (tmp_path / "connect4.safetensors").write_bytes(b"x")
-    assert resolve_checkpoint("connect4", None) == str(tmp_path / "connect4.safetensors")
-    assert resolve_checkpoint("connect4", "mine.safetensors") == "mine.safetensors"
-    assert resolve_checkpoint("connect4", NO_NETWORK) is None
-    assert resolve_checkpoint("go9x9", None) is None
+    assert resolve_checkpoint(None, "connect4") == tmp_path / "connect4.safetensors"
+    assert resolve_checkpoint("shipped", "connect4") == tmp_path / "connect4.safetensors"
+    mine = tmp_path / "mine.safetensors"
+    mine.write_bytes(b"x")
+    assert resolve_checkpoint(str(mine), "connect4") == mine
+    assert resolve_checkpoint(NO_NETWORK, "connect4") is None
+    assert resolve_checkpoint(None, "go9x9") is None
     assert shipped_games() == ["connect4"]
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        resolve_checkpoint(str(tmp_path / "nope.safetensors"), "connect4")
 
 
 @pytest.mark.parametrize("game", shipped_games() or ["(none shipped)"])
@@ -22,7 +28,7 @@ def test_every_shipped_network_loads_and_fits_its_game(game):
     if game == "(none shipped)":
         pytest.skip("no network is shipped")
     from azero.games import make_game
-    from azero.gtp.agent import load_evaluator
+    from azero.agents.checkpoints import load_evaluator
 
     loaded = load_evaluator(str(shipped_checkpoint(game)), device="cpu")
     assert loaded.fits(make_game(game).spec)
@@ -73,12 +79,10 @@ def test_export_keeps_the_network_and_drops_the_training_state(tmp_path):
     assert card["command"] == "azero selfplay --game connect4"
 
 
-def test_gtp_checkpoint_shipped_names_the_shipped_file_or_fails_clearly(tmp_path, monkeypatch):
-    from azero.gtp.options import gtp_checkpoint
-
+def test_shipped_names_the_shipped_file_or_fails_clearly(tmp_path, monkeypatch):
     monkeypatch.setattr(models, "MODELS_DIR", tmp_path)
-    assert gtp_checkpoint("go9x9", None) is None and gtp_checkpoint("go9x9", "x.safetensors") == "x.safetensors"
     with pytest.raises(ValueError, match="no network is shipped for 'go9x9'"):
-        gtp_checkpoint("go9x9", "shipped")
+        resolve_checkpoint("shipped", "go9x9")
     (tmp_path / "go9x9.safetensors").write_bytes(b"x")
-    assert gtp_checkpoint("go9x9", "shipped") == str(tmp_path / "go9x9.safetensors")
+    assert resolve_checkpoint("shipped", "go9x9") == tmp_path / "go9x9.safetensors"
+    assert resolve_checkpoint(None, "go") == tmp_path / "go9x9.safetensors"  # 'go' is 9x9 by default

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from azero.eval.match import play_match
-from azero.eval.players import MctsPlayer, RandomPlayer, RawNetworkPlayer
+from matches import play_match
+from azero.agents.mcts import MctsPlayer
+from azero.agents.simple import RandomPlayer, RawNetworkPlayer
 from azero.games import make_game
 from azero.search.config import SearchConfig
 from azero.selfplay.network_evaluator import NetworkEvaluator

@@ -7,8 +7,8 @@ import pytest
 
 from azero.eval.arena import (ArenaSummary, game_text, opening_moves_for, parse_engine_score, play_arena, play_games,
                               write_game_file)
-from azero.eval.player_spec import PlayerFactory
-from azero.eval.players import RandomPlayer
+from azero.agents.factory import PlayerFactory
+from azero.agents.simple import RandomPlayer
 from azero.games import make_game
 from azero.games.sgf import read_sgf
 

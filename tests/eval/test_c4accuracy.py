@@ -11,7 +11,7 @@ from azero.cli import main
 from azero.eval import c4accuracy
 from azero.eval.c4accuracy import (SolverPlayer, build_test_set, candidate_positions, choose_moves, evaluate_agents,
                                    expected_random, load_test_set, run_c4_accuracy)
-from azero.eval.players import RandomPlayer
+from azero.agents.simple import RandomPlayer
 from azero.games.c4solver import Solver, parse_moves
 
 
@@ -114,7 +114,7 @@ def test_run_without_checkpoint_searches_a_uniform_evaluator(tmp_path):
     import io
 
     out, err = io.StringIO(), io.StringIO()
-    doc = run_c4_accuracy(simulations=[64], positions=6, depths=[20], seed=2, cache_dir=tmp_path,
+    doc = run_c4_accuracy(checkpoint="none", simulations=[64], positions=6, depths=[20], seed=2, cache_dir=tmp_path,
                           extra_agents=[SolverPlayer()], stdout=out, stderr=err)
     names = [r["name"] for r in doc["agents"]]
     assert names == ["random", "uniform+puct@64", "solver"]

@@ -150,7 +150,7 @@ def test_cli_elo_only_and_errors(ttt_run, tmp_path, capsys):
 
 
 def test_go_tournament_against_gnugo_keeps_both_scores(tmp_path):
-    from azero.eval.gtp_player import find_gnugo
+    from azero.agents.gtp_player import find_gnugo
     from azero.games.sgf import read_sgf
 
     if find_gnugo() is None:

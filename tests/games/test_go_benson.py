@@ -14,30 +14,14 @@ import pytest
 
 from azero.games import go_reference as ref
 from azero.games.base import NO_ACTION
-from azero.games.go import COLUMNS, GoGame
+from azero.games.go import GoGame
 
-from gopositions import random_positions
+from gopositions import drawn_position, random_positions
 
 
 def position(rows, komi=7.5, to_play=None, **kw):
     """(game, states of batch 1) holding the drawn position."""
-    n = len(rows)
-    game = GoGame(n, komi=komi, **kw)
-    black = [f"{COLUMNS[c]}{n - r}" for r in range(n) for c in range(n) if rows[r][c] == "X"]
-    white = [f"{COLUMNS[c]}{n - r}" for r in range(n) for c in range(n) if rows[r][c] == "O"]
-    moves = []
-    for i in range(max(len(black), len(white))):
-        moves.append(black[i] if i < len(black) else "pass")
-        moves.append(white[i] if i < len(white) else "pass")
-    while moves and moves[-1] == "pass":
-        moves.pop()
-    states = game.new_states(1)
-    for m in moves:
-        states.apply(np.array([game.str_to_action(m)], np.int32))
-    if to_play is not None and states.to_play()[0] != to_play:
-        states.apply(np.array([game.spec.pass_action], np.int32))
-    assert ["".join(".XO"[x] for x in row) for row in states.board(0)] == list(rows)
-    return game, states
+    return drawn_position(rows, komi, to_play, **kw)
 
 
 def area(states, index=0):

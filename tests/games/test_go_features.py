@@ -16,31 +16,17 @@ from azero.games import go_reference as ref
 from azero.games import make_game
 from azero.games.base import NO_ACTION
 from azero.games.config import GameConfig, game_from_config
-from azero.games.go import COLUMNS, FEATURES, GoGame
+from azero.games.go import FEATURES, GoGame
 
-from gopositions import random_positions
+from gopositions import drawn_position, random_positions
 
 BASIC = 10
 OWN_1, OWN_2, OWN_3, OPP_1, OPP_2, OPP_3, KO_BAN, OWN_ALIVE, OPP_ALIVE = range(BASIC, BASIC + 9)
 
 
 def position(rows, komi=7.5, features="extended"):
-    """(game, states of batch 1) holding the drawn position ('X' black, 'O' white, top row first),
-    reached by alternating moves with passes filling in; the caller checks the side to move."""
-    n = len(rows)
-    game = GoGame(n, komi=komi, features=features)
-    black = [f"{COLUMNS[c]}{n - r}" for r in range(n) for c in range(n) if rows[r][c] == "X"]
-    white = [f"{COLUMNS[c]}{n - r}" for r in range(n) for c in range(n) if rows[r][c] == "O"]
-    moves = []
-    for i in range(max(len(black), len(white))):
-        moves.append(black[i] if i < len(black) else "pass")
-        moves.append(white[i] if i < len(white) else "pass")
-    while moves and moves[-1] == "pass":
-        moves.pop()
-    states = game.new_states(1)
-    play(game, states, moves)
-    assert ["".join(".XO"[x] for x in row) for row in states.board(0)] == list(rows)
-    return game, states
+    """(game, states of batch 1) holding the drawn position; the caller checks the side to move."""
+    return drawn_position(rows, komi, features=features)
 
 
 def play(game, states, moves):

@@ -1,4 +1,4 @@
-"""Fixtures of the GTP tests: engines with cheap evaluators, a tiny network checkpoint, GNU Go."""
+"""Fixtures of the GTP tests: engines with cheap evaluators (tiny networks and GNU Go: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import re
 
 import pytest
 
-from azero.eval.gtp_player import find_gnugo
-from azero.gtp.agent import LoadedEvaluator
+from azero.agents.checkpoints import LoadedEvaluator
 from azero.gtp.engine import GtpEngine
 from azero.search.evaluators import UniformEvaluator
 
@@ -39,27 +38,3 @@ def ask():
         return m.group(1) == "=", m.group(2), (m.group(3) + m.group(4)).strip()
 
     return run
-
-
-@pytest.fixture(scope="session")
-def tiny_checkpoint(tmp_path_factory):
-    """A randomly initialised tiny 9x9 network saved as a checkpoint (seeded)."""
-    import torch
-
-    from azero.games.go import GoGame
-    from azero.train.checkpoint import model_tensors, network_metadata, save_checkpoint
-    from azero.train.network import NetworkConfig, PolicyValueNet
-
-    torch.manual_seed(0)
-    net = PolicyValueNet(GoGame(9).spec, NetworkConfig.tiny())
-    directory = tmp_path_factory.mktemp("ckpt")
-    return save_checkpoint(directory, step=1, tensors=model_tensors(net),
-                           metadata={"network": network_metadata(net)})
-
-
-@pytest.fixture
-def gnugo():
-    path = find_gnugo()
-    if path is None:
-        pytest.skip("GNU Go is not installed (apt-get install gnugo); the GNU Go match tests need it")
-    return path

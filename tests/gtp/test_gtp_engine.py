@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from azero.gtp.agent import load_evaluator
+from azero.agents.checkpoints import load_evaluator
 from azero.gtp.engine import GtpEngine
 
 REQUIRED = {"protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
@@ -90,6 +90,8 @@ def test_boardsize_clear_board_and_sizes_a_network_cannot_play(make_engine, ask,
     ok, _, vertex = ask(net, "genmove b")
     assert ok and (vertex == "pass" or sum(row.count("X") for row in board_of(net, ask)) == 1)
     assert "ckpt_000000001" in ask(net, "version")[2]
+    # after the opponent's pass, a network without an ownership head falls back to the board count
+    assert ask(net, "play w pass")[0] and ask(net, "genmove b")[0]
     with pytest.raises(ValueError, match="does not play 13x13"):
         GtpEngine(load_evaluator(str(tiny_checkpoint), device="cpu"), board_size=13)
 
@@ -227,14 +229,17 @@ def test_quit(make_engine, ask):
 
 
 class Recorder:
-    """Wraps a SearchAgent, recording the simulation budgets asked for."""
+    """Wraps a MctsPlayer, recording the simulation budgets asked for."""
 
     def __init__(self, agent):
         self.agent, self.budgets = agent, []
 
-    def search(self, spec, root, simulations):
+    def search(self, root, *, simulations, spec):
         self.budgets.append(simulations)
-        return self.agent.search(spec, root, simulations)
+        return self.agent.search(root, simulations=simulations, spec=spec)
+
+    def __getattr__(self, name):
+        return getattr(self.agent, name)
 
 
 class TickClock:

@@ -10,7 +10,7 @@ import pytest
 from azero.games.base import IllegalActionError
 from azero.gtp.board import GtpBoard, derive_sequence
 from azero.gtp.cleanup import cleanup_moves
-from azero.gtp.protocol import Command, format_response, parse_command, parse_response, parse_score, score_string
+from azero.gtp.protocol import Command, format_response, parse_command, parse_response
 from azero.gtp.timecontrol import SAFETY_SECONDS, USABLE_FRACTION, TimeManager
 
 
@@ -37,17 +37,6 @@ def test_format_and_parse_response_roundtrip():
     assert not r.ok and r.id == "17" and r.text == "illegal move"
     with pytest.raises(ValueError):
         parse_response(["hello"])
-
-
-def test_scores():
-    assert [score_string(s) for s in (3.5, -0.5, 0.0, 81.0)] == ["B+3.5", "W+0.5", "0", "B+81"]
-    for s in (3.5, -0.5, 0.0, 81.0, -73.5):
-        assert parse_score(score_string(s)) == s
-    assert parse_score("W+R") == -math.inf and parse_score("B+Resign") == math.inf
-    assert parse_score("w+12.5") == -12.5
-    for bad in ("", "B+", "X+3", "B+-3", "3.5", "B+nan"):
-        with pytest.raises(ValueError):
-            parse_score(bad)
 
 
 # ---------------------------------------------------------------------- game record

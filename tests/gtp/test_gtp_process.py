@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from azero.eval.gtp_player import GtpEngineError, GtpError, GtpPlayer, GtpProcess
-from azero.eval.match import play_match
-from azero.eval.players import RandomPlayer
+from azero.agents.gtp_player import GtpEngineError, GtpError, GtpPlayer, GtpProcess
+from matches import play_match
+from azero.agents.simple import RandomPlayer
 from azero.games.go import GoGame
 
 RESPONSES = re.compile(r"([=?])([0-9]*) ([^\n]*)((?:\n[^\n]+)*)\n\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from azero.eval.player_spec import parse_player_spec
+from azero.agents.spec import parse_player_spec
 from azero.games.connect4 import Connect4Game
 from azero.search.config import play_config
 from azero.search.mcts import MCTS

@@ -8,15 +8,16 @@ import sys
 
 import pytest
 
-from azero.eval.human import HumanGame, run_play
+from azero.agents.mcts import MctsPlayer
 from azero.games import make_game
-from azero.gtp.agent import SearchAgent
+from azero.play import HumanGame, run_play
+from azero.search.config import play_config
 from azero.search.evaluators import RandomRolloutEvaluator
 
 
 def session(game_name: str, lines: list[str], *, human: int = 0, sims: int = 16):
     game = make_game(game_name)
-    agent = SearchAgent(RandomRolloutEvaluator(seed=0), seed=0)
+    agent = MctsPlayer(game.spec, RandomRolloutEvaluator(seed=0), play_config(sims, seed=0))
     out = io.StringIO()
     h = HumanGame(game, agent, human=human, simulations=sims, inp=io.StringIO("".join(l + "\n" for l in lines)),
                   out=out)
@@ -77,9 +78,9 @@ def test_run_play_refuses_a_network_for_another_game(tiny_checkpoint):
 
 
 def test_human_player_in_a_match():
-    from azero.eval.human import HumanPlayer, HumanQuit
-    from azero.eval.match import play_match
-    from azero.eval.players import RandomPlayer
+    from azero.agents.human import HumanPlayer, HumanQuit
+    from matches import play_match
+    from azero.agents.simple import RandomPlayer
 
     game = make_game("tictactoe")
     # Cells in order: taken ones are refused, 'undo' is not a move here, and the game ends.

@@ -7,10 +7,13 @@ import io
 import numpy as np
 import pytest
 
-from azero.eval.player_spec import (ACCEPTED_FORMS, PaddedMctsPlayer, PlayerFactory, TerminalPlayer, make_player,
-                                    parse_player_spec, resolve_checkpoint)
-from azero.eval.players import RandomPlayer, RawNetworkPlayer
-from azero.eval.gtp_player import find_gnugo
+from azero.agents.checkpoints import newest_checkpoint
+from azero.agents.factory import PlayerFactory, make_player
+from azero.agents.human import HumanPlayer
+from azero.agents.mcts import MctsPlayer
+from azero.agents.simple import RandomPlayer, RawNetworkPlayer
+from azero.agents.spec import ACCEPTED_FORMS, parse_player_spec
+from azero.agents.gtp_player import find_gnugo
 from azero.games import make_game
 
 
@@ -67,14 +70,14 @@ def test_bad_specs_name_the_spec_and_the_accepted_forms(text, problem):
 
 def test_checkpoint_resolution(ttt_run, tmp_path):
     newest = ttt_run / "checkpoints" / "ckpt_000000002.safetensors"
-    assert resolve_checkpoint(ttt_run) == newest  # run directory
-    assert resolve_checkpoint(ttt_run / "checkpoints") == newest  # checkpoints folder
+    assert newest_checkpoint(ttt_run) == newest  # run directory
+    assert newest_checkpoint(ttt_run / "checkpoints") == newest  # checkpoints folder
     older = ttt_run / "checkpoints" / "ckpt_000000001.safetensors"
-    assert resolve_checkpoint(older) == older
+    assert newest_checkpoint(older) == older
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
-        resolve_checkpoint(tmp_path)
+        newest_checkpoint(tmp_path)
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        resolve_checkpoint(tmp_path / "nope")
+        newest_checkpoint(tmp_path / "nope")
 
 
 def test_factory_builds_players_and_shares_one_network(ttt_run):
@@ -83,9 +86,9 @@ def test_factory_builds_players_and_shares_one_network(ttt_run):
     raw = factory.build(f"raw:{ttt_run}", seed=1)
     mcts = factory.build(f"mcts:{ttt_run}@8:gumbel", seed=2)
     rnd = factory.build("random", seed=3)
-    assert isinstance(raw, RawNetworkPlayer) and isinstance(mcts, PaddedMctsPlayer) and isinstance(rnd, RandomPlayer)
+    assert isinstance(raw, RawNetworkPlayer) and isinstance(mcts, MctsPlayer) and isinstance(rnd, RandomPlayer)
     assert raw.evaluator is mcts.evaluator  # one network per checkpoint file
-    assert mcts.search_cfg.algorithm == "gumbel" and mcts.search_cfg.simulations == 8
+    assert mcts.config.algorithm == "gumbel" and mcts.config.simulations == 8
     assert raw.name == f"raw:{ttt_run}"
     states = game.new_states(3)
     for p in (raw, mcts, rnd):
@@ -106,6 +109,38 @@ def test_padded_search_matches_an_exact_size_search(ttt_run):
     b = np.concatenate([exact.act(np.arange(1), states.take(np.array([k]))) for k in range(3)])
     assert padded.last_result.visits.shape[0] == 4 and padded.last_result.simulations[3] == 0
     np.testing.assert_array_equal(a, b)
+
+
+def test_per_call_budgets_and_batches_share_cached_searches():
+    # GTP asks one position at a time with the clock's budget; a match asks sub-batches of any size.
+    from azero.search.config import play_config
+    from azero.search.evaluators import UniformEvaluator
+
+    game = make_game("tictactoe")
+    for algorithm in ("puct", "gumbel"):
+        player = MctsPlayer(game.spec, UniformEvaluator(), play_config(8, algorithm=algorithm))
+        one = game.new_states(1)
+        for sims in (8, 20, 5, 20):
+            assert int(player.search(one, simulations=sims).simulations[0]) == sims
+        for n in (1, 2, 3, 5, 7):
+            assert player.act(np.arange(n), game.new_states(n)).shape == (n,)
+        assert len(player._searches) <= player.MAX_CACHED
+
+
+def test_checkpoint_conventions_in_specs(monkeypatch, tmp_path, ttt_run):
+    import azero.models as models
+
+    game = make_game("tictactoe")
+    factory = PlayerFactory(game)
+    assert factory.checkpoint_file("none") is None
+    rollouts = factory.build("mcts:none@8", seed=0)  # search on random rollouts
+    assert rollouts.act(np.arange(2), game.new_states(2)).shape == (2,)
+    monkeypatch.setattr(models, "MODELS_DIR", tmp_path)
+    with pytest.raises(ValueError, match="no network is shipped"):
+        factory.build("mcts:shipped@8")
+    newest = ttt_run / "checkpoints" / "ckpt_000000002.safetensors"
+    (tmp_path / "tictactoe.safetensors").write_bytes(newest.read_bytes())
+    assert factory.checkpoint_file("shipped") == (tmp_path / "tictactoe.safetensors").resolve()
 
 
 def test_network_for_another_game_is_refused(c4_run):
@@ -134,14 +169,9 @@ def test_gtp_players_are_go_only_and_built_lazily():
         q.close()
 
 
-def test_human_player_reads_moves_and_refuses_bad_ones():
+def test_human_spec_builds_the_terminal_player():
+    # the reader itself is tested with `azero play` (tests/gtp/test_gtp_human.py)
     game = make_game("connect4")
-    states = game.new_states(1)
-    states.apply_paths(np.array([[3, 3, 3, 3, 3, 3]], np.int32))  # column 4 is full
-    out = io.StringIO()
-    p = TerminalPlayer(game, inp=io.StringIO("x\n4\n5\n"), out=out)
-    assert p.act(np.arange(1), states).tolist() == [4]
-    assert "not a move" in out.getvalue() and "not legal" in out.getvalue()
-    with pytest.raises(ValueError, match="end of input"):
-        TerminalPlayer(game, inp=io.StringIO(""), out=io.StringIO()).act(np.arange(1), states)
+    p = make_player("human", game)
+    assert isinstance(p, HumanPlayer)
     assert make_player("human", game).name == "human"

@@ -6,7 +6,7 @@ must echo it; an answer that does not come within the timeout, an engine that
 exits, or a malformed answer raise GtpEngineError with the engine's last
 stderr lines; an answer '? message' raises GtpError.
 
-`GtpPlayer` implements the match protocol of azero.eval.players. An engine
+`GtpPlayer` implements the match protocol of azero.agents.player. An engine
 keeps its own board, so each game slot is played by an engine process whose
 board holds exactly that game: the player records every slot's moves (from
 observe()) and, before asking a genmove, brings the engine's board up to date
@@ -26,8 +26,7 @@ resignation) and is recorded in `resigned`. Both are logged.
 `gnugo_player(level)` is GNU Go 3.8 with Chinese (area) rules and
 --capture-all-dead: it removes its opponent's dead stones before passing, so
 azero's Tromp-Taylor count of the final position is fair to it.
-`query_final_score=True` asks every engine for `final_score` when a game ends;
-`play_vs_engine` plays a match, writes SGF and sets the two scores side by side.
+`query_final_score=True` asks every engine for `final_score` when a game ends.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ import collections
 import concurrent.futures
 import dataclasses
 import logging
-import math
 import os
 import queue
 import shlex
@@ -44,17 +42,14 @@ import shutil
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from azero.eval.match import MatchResult, play_match
-from azero.eval.players import Player
+from azero.agents.player import Player
 from azero.games.base import NO_ACTION, IllegalActionError
 from azero.games.go import GoGame
-from azero.games.sgf import write_sgf
-from azero.gtp.protocol import parse_response, parse_score, score_string
+from azero.gtp.protocol import parse_response
 
 log = logging.getLogger(__name__)
 
@@ -407,111 +402,3 @@ def gnugo_player(level: int = 1, *, board_size: int = 9, komi: float = 7.5, bina
                "--positional-superko"]
     return GtpPlayer(command, board_size=board_size, komi=komi, max_engines=max_engines, timeout=timeout,
                      query_final_score=query_final_score, name=name or f"gnugo-L{int(level)}")
-
-
-# ---------------------------------------------------------------------- matches against an engine
-
-
-@dataclasses.dataclass
-class EngineGame:
-    """One finished game against a GTP engine, with both scorers' verdicts."""
-
-    index: int
-    moves: list[int]
-    player_colour: int
-    """0 when the azero-side player had Black, 1 White."""
-    tt_score: float
-    """Tromp-Taylor black - white - komi of the final position (azero's rules decide the game)."""
-    engine_score: str | None
-    """The engine's final_score answer, or None when it was not asked or failed."""
-    sgf_path: str | None = None
-
-    @property
-    def tt_result(self) -> str:
-        return score_string(self.tt_score)
-
-    @property
-    def engine_value(self) -> float | None:
-        try:
-            return None if self.engine_score is None else parse_score(self.engine_score)
-        except ValueError:
-            return None
-
-    @property
-    def winner_agrees(self) -> bool | None:
-        """Whether both scorers name the same winner (None without a usable engine score)."""
-        v = self.engine_value
-        return None if v is None else bool(np.sign(v) == np.sign(self.tt_score))
-
-    @property
-    def score_agrees(self) -> bool | None:
-        v = self.engine_value
-        return None if v is None else bool(math.isclose(v, self.tt_score, abs_tol=1e-6))
-
-    @property
-    def player_result(self) -> float:
-        """1 / 0.5 / 0 for the azero-side player under Tromp-Taylor."""
-        s = self.tt_score if self.player_colour == 0 else -self.tt_score
-        return 1.0 if s > 0 else (0.5 if s == 0 else 0.0)
-
-
-@dataclasses.dataclass
-class EngineMatchReport:
-    player: str
-    engine: str
-    games: list[EngineGame]
-    match: MatchResult
-
-    def disagreements(self) -> list[EngineGame]:
-        """Games whose winner the two scorers see differently (dead stones left on the board, seki...)."""
-        return [g for g in self.games if g.winner_agrees is False]
-
-    def summary(self) -> str:
-        m = self.match
-        lines = [f"{self.player} vs {self.engine}: {m.wins} wins, {m.draws} draws, {m.losses} losses "
-                 f"in {m.games} games (Tromp-Taylor)"]
-        for g in self.games:
-            verdict = {None: "no engine score", True: "same score", False: "different margin"}[g.score_agrees]
-            if g.winner_agrees is False:
-                verdict = "DIFFERENT WINNER"
-            lines.append(f"  game {g.index}: {self.player} as {'BW'[g.player_colour]}, {len(g.moves)} moves, "
-                         f"Tromp-Taylor {g.tt_result}, {self.engine} says {g.engine_score}: {verdict}"
-                         + (f"  [{g.sgf_path}]" if g.sgf_path else ""))
-        return "\n".join(lines)
-
-
-def play_vs_engine(game: GoGame, player: Player, engine: GtpPlayer, *, games: int = 2, opening_moves: int = 0,
-                   seed: int = 0, sgf_dir: str | os.PathLike | None = None) -> EngineMatchReport:
-    """Play `games` games of `player` against `engine` (colours alternate, `player` Black in even games),
-    score each under Tromp-Taylor and with the engine's final_score, and write SGF files to `sgf_dir`."""
-    if (engine.game.board_size, engine.game.komi) != (game.board_size, game.komi):
-        raise ValueError(f"the engine is set up for {engine.game.board_size}x{engine.game.board_size} komi "
-                         f"{engine.game.komi:g}, the match is {game.board_size}x{game.board_size} komi {game.komi:g}")
-    asked = engine.query_final_score
-    engine.query_final_score = True
-    try:
-        result = play_match(game, player, engine, games=games, opening_moves=opening_moves, seed=seed)
-    finally:
-        engine.query_final_score = asked
-    records = []
-    out_dir = Path(sgf_dir) if sgf_dir is not None else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    for g, moves in enumerate(result.moves):
-        states = game.new_states(1)
-        if moves:
-            states.apply_paths(np.asarray([moves], np.int32))
-        colour = int(result.a_player[g])
-        rec = EngineGame(g, list(moves), colour, float(states.score()[0]), engine.final_scores.get(g))
-        if out_dir is not None:
-            black, white = (player.name, engine.name) if colour == 0 else (engine.name, player.name)
-            path = out_dir / f"game_{g:03d}.sgf"
-            path.write_text(write_sgf(game.board_size, game.komi, moves, result=rec.tt_result,
-                                      black=black, white=white))
-            rec.sgf_path = str(path)
-        records.append(rec)
-    report = EngineMatchReport(player.name, engine.name, records, result)
-    for g in report.disagreements():
-        log.warning("game %d: Tromp-Taylor says %s but %s says %s", g.index, g.tt_result, engine.name,
-                    g.engine_score)
-    return report

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from azero.eval.player_spec import FirstPlanes, PlayerFactory, checkpoint_planes, game_from_name
+from azero.agents.checkpoints import FirstPlanes, checkpoint_planes, game_for
+
+from azero.agents.factory import PlayerFactory
 from azero.games.go import GoGame, features_for
 from azero.train.network import NetworkConfig, PolicyValueNet
 from azero.train.trainer import TrainConfig, Trainer
@@ -23,7 +25,7 @@ def test_a_match_of_basic_and_extended_networks_feeds_each_its_planes(tmp_path):
     basic = _checkpoint(tmp_path, "basic", "b")
     extended = _checkpoint(tmp_path, "extended", "e")
     assert (checkpoint_planes(basic), checkpoint_planes(extended)) == (10, 19)
-    game = game_from_name("go9x9", [10, 19])
+    game = game_for("go9x9", [10, 19])
     assert game.spec.obs_shape == (19, 9, 9)
     factory = PlayerFactory(game)
     small, big = factory.evaluator(str(basic)), factory.evaluator(str(extended))
@@ -34,11 +36,11 @@ def test_a_match_of_basic_and_extended_networks_feeds_each_its_planes(tmp_path):
     np.testing.assert_allclose(small.evaluate(obs, legal)[0], ref.evaluate(obs[:, :10].copy(), legal)[0])
     # A basic game cannot feed an extended network: the error names both shapes.
     with pytest.raises(ValueError, match=r"\(19, 9, 9\).*\(10, 9, 9\)"):
-        PlayerFactory(game_from_name("go9x9")).evaluator(str(extended))
+        PlayerFactory(game_for("go9x9")).evaluator(str(extended))
 
 
 def test_gtp_plays_an_extended_network_on_its_own_feature_set(tmp_path):
-    from azero.gtp.agent import load_evaluator
+    from azero.agents.checkpoints import load_evaluator
     from azero.gtp.engine import GtpEngine
 
     path = _checkpoint(tmp_path, "extended", "e")

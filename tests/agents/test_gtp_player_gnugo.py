@@ -6,12 +6,14 @@ import sys
 
 import pytest
 
-from azero.eval.gtp_player import GtpPlayer, gnugo_player, play_vs_engine
-from azero.eval.players import MctsPlayer
+from engine_match import play_vs_engine
+
+from azero.agents.gtp_player import GtpPlayer, gnugo_player
+from azero.agents.mcts import MctsPlayer
 from azero.games.go import GoGame
 from azero.games.sgf import read_sgf
-from azero.gtp.agent import load_evaluator
-from azero.gtp.protocol import parse_score
+from azero.agents.checkpoints import load_evaluator
+from azero.games.go_notation import parse_result
 from azero.search.config import SearchConfig
 
 
@@ -58,7 +60,7 @@ def test_tiny_network_vs_gnugo_level1(gnugo, tiny_checkpoint, tmp_path):
 
 
 def test_azero_gtp_engine_vs_gnugo_both_through_gtp(gnugo, tmp_path):
-    """azero's own GTP engine (subprocess, random rollouts) against GNU Go: both sides speak GTP."""
+    """azero's own GTP engine (subprocess, the shipped network) against GNU Go: both sides speak GTP."""
     game = GoGame(9, 7.5)
     azero = GtpPlayer([sys.executable, "-m", "azero.gtp", "--sims", "16", "--quiet"], name="azero-gtp",
                       max_engines=1, query_final_score=True)
@@ -72,4 +74,4 @@ def test_azero_gtp_engine_vs_gnugo_both_through_gtp(gnugo, tmp_path):
     check_report(report, game, 2)
     # azero's engine scores its own board by Tromp-Taylor: exactly the match's score.
     for g in report.games:
-        assert parse_score(azero.final_scores[g.index]) == pytest.approx(g.tt_score)
+        assert parse_result(azero.final_scores[g.index]) == pytest.approx(g.tt_score)

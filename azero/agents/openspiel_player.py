@@ -29,7 +29,7 @@ import dataclasses
 
 import numpy as np
 
-from azero.eval.players import Player
+from azero.agents.player import Player
 from azero.games.base import NO_ACTION
 from azero.games.openspiel_twin import OpenSpielTwin, openspiel_twin
 

@@ -7,10 +7,10 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from azero.eval.match import play_match  # noqa: E402
-from azero.eval.openspiel_player import HistoryMismatchError, OpenSpielMctsPlayer  # noqa: E402
-from azero.eval.player_spec import (ACCEPTED_FORMS, PlayerFactory, make_player,  # noqa: E402
-                                    parse_player_spec)
+from matches import play_match  # noqa: E402
+from azero.agents.openspiel_player import HistoryMismatchError, OpenSpielMctsPlayer  # noqa: E402
+from azero.agents.factory import PlayerFactory, make_player  # noqa: E402
+from azero.agents.spec import ACCEPTED_FORMS, parse_player_spec  # noqa: E402
 from azero.games import NO_ACTION, GameSpec, make_game  # noqa: E402
 from azero.games.go import GoGame  # noqa: E402
 from azero.games.openspiel_twin import (OPENSPIEL_NAMES, NoOpenSpielTwinError, go_action_perm,  # noqa: E402

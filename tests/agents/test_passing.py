@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from azero.eval.passing import pass_wins
-from azero.eval.players import MctsPlayer
+from azero.agents.passing import pass_wins
+from azero.agents.mcts import MctsPlayer
 from azero.games.go import GoGame
 from azero.search.config import play_config
 from azero.search.evaluators import UniformEvaluator
