@@ -36,7 +36,7 @@ from typing import IO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from azero.eval.compare import wilson_interval
+from azero.eval.stats import wilson_interval
 from azero.eval.players import Player, RandomPlayer, RawNetworkPlayer
 from azero.games.base import NO_ACTION, States
 from azero.games.c4solver import actions_to_moves, thread_solver

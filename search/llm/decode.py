@@ -1,4 +1,4 @@
-"""Batched decoding through an LMEngine: greedy, sampling (whole answers or single steps), beam search.
+"""Batched decoding through a PrefixEngine (protocol.py): greedy, sampling (whole answers or single steps), beam search.
 
 Every generated token is run through the model once (including the last one, so the value head
 can score the finished prefix). generate() adds every token it emits to the meter's
@@ -18,8 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from azero.search.llm.engine import LMEngine
-from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, Problem, Task
+from azero.search.llm.protocol import PrefixEngine
+from azero.search.llm.tasks import GENERATABLE, NEWLINE, Problem, Task
 
 _NEG = np.float32(-1e30)
 
@@ -45,7 +45,7 @@ class Generation:
     """bool [n]: the answer is finished (Task.finished), not just the step."""
 
 
-def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
+def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
              temperature: float = 1.0, greedy: bool = False, stop_at_newline: bool = False,
              uniforms: np.ndarray | None = None, rng: np.random.Generator | None = None,
              starts: np.ndarray | None = None) -> Generation:
@@ -108,7 +108,7 @@ def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], pr
     return Generation(out_tokens, nodes, logprob, done)
 
 
-def beam_search(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
+def beam_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
     """Token-level beam search by summed log-probability; returns each problem's best finished answer.
 
     All problems advance in lockstep; each step feeds every live beam's new token (width tokens per

@@ -22,16 +22,16 @@ from typing import Sequence
 import numpy as np
 
 from azero.search.llm.decode import beam_search, generate
-from azero.search.llm.engine import LMEngine
+from azero.search.llm.protocol import PrefixEngine
 from azero.search.llm.tasks import Problem, Task, decode_tokens
 
 
-def greedy_decode(engine: LMEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
+def greedy_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
     gen = generate(engine, task, [p.prompt for p in problems], [len(p.prompt) for p in problems], greedy=True)
     return gen.tokens
 
 
-def beam_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
+def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
     return beam_search(engine, task, problems, width=width)
 
 
@@ -70,7 +70,7 @@ class SamplePool:
         raise ValueError(f"unknown selection {method!r}")
 
 
-def sample_pool(engine: LMEngine, task: Task, problems: Sequence[Problem], *, budget: int,
+def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, budget: int,
                 temperature: float = 1.0, seed: int = 0, rows_per_call: int = 512) -> SamplePool:
     """Draw samples for every problem until their lengths sum to at least `budget` tokens."""
     rng = np.random.default_rng([seed, 3])
