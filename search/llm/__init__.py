@@ -15,7 +15,7 @@ through the PrefixEngine protocol. The layers around it:
 Modules, one concept each:
     tasks       vocabulary; Countdown and Arith: seeded generators, train/test splits, verifiers
     protocol    PrefixEngine (what the adapter needs of a model), NO_NODE, ComputeMeter
-    decode      greedy / sampling / beam search through an engine
+    decode      greedy and sampling through an engine (step candidates, rollouts, baselines)
     game        LLMGame, LLMStates (the States protocol), LLMEvaluator
     searchers   TreeSearchConfig; mcts_decode: one MCTS per move until every answer is finished
 """
