@@ -65,7 +65,7 @@ class TreeSearchConfig:
         """The field `name` of this config or of its SearchConfig (ValueError if neither has it)."""
         if name in SEARCH_FIELDS:
             return getattr(self.search, name)
-        if name != "search" and hasattr(self, name):
+        if name in _OWN_FIELDS:
             return getattr(self, name)
         raise ValueError(f"TreeSearchConfig has no field {name!r}")
 
@@ -76,6 +76,9 @@ class TreeSearchConfig:
         search = {k: v for k, v in fields.items() if k in SEARCH_FIELDS}
         own = {k: v for k, v in fields.items() if k not in SEARCH_FIELDS}
         return dataclasses.replace(self, search=dataclasses.replace(self.search, **search), **own)
+
+
+_OWN_FIELDS = frozenset(f.name for f in dataclasses.fields(TreeSearchConfig)) - {"search"}
 
 
 def tree_search_config(**fields) -> TreeSearchConfig:
