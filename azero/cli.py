@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare.json or its directory (repeatable; default: RUN_DIR/eval/**/compare.json)")
     p.add_argument("--anchor", metavar="NAME=VALUE", help="Elo anchor (default random=0 or the first player)")
     p.set_defaults(func=cmd_report)
-    from azero.llm_cli import add_llm_parser
+    from azero.llm.cli import add_llm_parser
 
     add_llm_parser(sub)
     return parser

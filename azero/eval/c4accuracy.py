@@ -36,9 +36,9 @@ from typing import IO, Callable, Iterator, Sequence
 
 import numpy as np
 
-from azero.eval.compare import wilson_interval
 from azero.agents.player import Player
 from azero.agents.simple import RandomPlayer, RawNetworkPlayer
+from azero.eval.stats import wilson_interval
 from azero.games.base import NO_ACTION, States
 from azero.games.c4solver import actions_to_moves, thread_solver
 from azero.games.connect4 import Connect4Game

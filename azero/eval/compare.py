@@ -8,11 +8,9 @@ arena, so the raw network against itself scores exactly 1/2.
 
 Statistics, per budget:
 
-- score p = (wins + draws / 2) / n, with the Wilson score interval (Wilson 1927)
-      (p + z^2/2n -+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n),   z = 1.96,
-  which, unlike p -+ z sqrt(p(1-p)/n), stays inside [0, 1] and is sensible at
-  p = 0 or 1. Draws are counted as half a success; with draws the interval is
-  somewhat conservative (a draw has less variance than a coin flip worth 1/2).
+- score p = (wins + draws / 2) / n, with the 95% Wilson score interval
+  (azero.eval.stats), which stays inside [0, 1] and is sensible at p = 0 or 1.
+  Draws are counted as half a success; with draws the interval is somewhat conservative (a draw has less variance than a coin flip worth 1/2).
 - Elo difference from the score, Elo = 400 log10(p / (1 - p)) (the logistic curve of
   azero.eval.elo), and its interval by mapping Wilson's ends through the same
   monotone function. A score of 0 or 1 has an infinite estimate (null in JSON):
@@ -36,24 +34,9 @@ from azero.eval.arena import ArenaSummary, play_arena, write_game_file
 from azero.agents.checkpoints import game_for
 from azero.agents.factory import PlayerFactory
 from azero.agents.spec import parse_player_spec
+from azero.eval.stats import wilson_interval
 from azero.search.config import ALGORITHMS
 from azero.train.atomic import write_atomic
-
-Z95 = 1.959963984540054
-
-
-def wilson_interval(score: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion `score` observed over n trials ((0, 1) when n = 0)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = min(max(score, 0.0), 1.0)
-    z2n = z * z / n
-    center = (p + z2n / 2) / (1 + z2n)
-    half = z * math.sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n)
-    # at p = 0 or 1 one end is exactly 0 or 1; rounding must not turn it into 1 - 1e-16 (a finite Elo)
-    low = 0.0 if p == 0.0 else max(0.0, center - half)
-    high = 1.0 if p == 1.0 else min(1.0, center + half)
-    return low, high
 
 
 def score_to_elo(p: float) -> float:

@@ -55,8 +55,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from azero.eval.stats import Z95
+
 ELO_PER_NAT = 400.0 / math.log(10.0)
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 
 
 @dataclasses.dataclass

@@ -4,9 +4,11 @@
     board.py       the engine's game record: a batch-of-one GoStates plus the GTP move history
     timecontrol.py time_settings / time_left -> simulations per move
     cleanup.py     kgs-genmove_cleanup: which moves still matter once the game is decided
-    agent.py       evaluator (checkpoint or random rollouts) + MCTS for one position
+    options.py     the command-line options of `azero gtp` / `python -m azero.gtp`
     engine.py      GtpEngine (one command line -> one response) and the stdin/stdout loop
 
-The other direction, driving any GTP engine (GNU Go, azero itself) as a match
-player, is azero.eval.gtp_player.
+The engine's moves come from the one MCTS player (azero.agents.mcts) on the
+network --checkpoint names (azero.agents.checkpoints). The other direction,
+driving any GTP engine (GNU Go, azero itself) as a match player, is
+azero.agents.gtp_player.
 """

@@ -1,10 +1,10 @@
-"""Batched decoding through an LMEngine: greedy, sampling (whole answers or single steps), beam search.
+"""Batched decoding through a PrefixEngine (protocol.py): greedy and sampling, of whole answers or
+single steps (LLMGame's step candidates and rollouts; the baselines in azero.llm).
 
 Every generated token is run through the model once (including the last one, so the value head
 can score the finished prefix). generate() adds every token it emits to the meter's
 generated_tokens, even one that repeats an earlier sample's prefix (the prefix trie then makes it
-cheap, which shows in forward_tokens); beam search counts each distinct hypothesis prefix it
-extends, as tree searches count their nodes.
+cheap, which shows in forward_tokens).
 
 Sampling draws token t of row r by inverse CDF from uniforms[r, t], which the caller may pass
 (pre-drawn per row from its own seeded stream), so a row's sample does not depend on which
@@ -18,8 +18,8 @@ from typing import Sequence
 
 import numpy as np
 
-from azero.search.llm.engine import LMEngine
-from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, Problem, Task
+from azero.search.llm.protocol import PrefixEngine
+from azero.search.llm.tasks import GENERATABLE, NEWLINE, Task
 
 _NEG = np.float32(-1e30)
 
@@ -45,7 +45,7 @@ class Generation:
     """bool [n]: the answer is finished (Task.finished), not just the step."""
 
 
-def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
+def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
              temperature: float = 1.0, greedy: bool = False, stop_at_newline: bool = False,
              uniforms: np.ndarray | None = None, rng: np.random.Generator | None = None,
              starts: np.ndarray | None = None) -> Generation:
@@ -106,53 +106,3 @@ def generate(engine: LMEngine, task: Task, prefixes: Sequence[Sequence[int]], pr
                 active[r] = False
         step += 1
     return Generation(out_tokens, nodes, logprob, done)
-
-
-def beam_search(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
-    """Token-level beam search by summed log-probability; returns each problem's best finished answer.
-
-    All problems advance in lockstep; each step feeds every live beam's new token (width tokens per
-    problem and step). A finished hypothesis leaves the beam; the search for a problem ends when
-    `width` hypotheses have finished or no live beam is left, and the best finished one (highest
-    log-probability; if none finished, the best live one) is the answer.
-    """
-    if width < 1:
-        raise ValueError(f"width must be >= 1, got {width}")
-    prompts = [list(p.prompt) for p in problems]
-    roots = engine.extend(prompts, [len(p) for p in prompts])
-    # Per problem: live beams (tokens, node, score) and finished (tokens, score).
-    live = [[([], int(roots[i]), 0.0)] for i in range(len(problems))]
-    finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]
-    while any(live):
-        cand_prefix, cand_meta = [], []
-        for i, beams in enumerate(live):
-            if not beams:
-                continue
-            nodes = np.array([b[1] for b in beams])
-            lp = log_softmax(engine.next_logits(nodes))
-            scores = np.array([b[2] for b in beams])[:, None] + lp
-            flat = np.argsort(-scores, axis=None, kind="stable")[:width]
-            for f in flat:
-                bi, t = divmod(int(f), lp.shape[1])
-                if not np.isfinite(scores[bi, t]):
-                    continue
-                toks = beams[bi][0] + [t]
-                cand_prefix.append(prompts[i] + toks)
-                cand_meta.append((i, toks, float(scores[bi, t]), int(beams[bi][1]), len(prompts[i]) + len(toks) - 1))
-        nodes = engine.extend(cand_prefix, [len(prompts[m[0]]) for m in cand_meta],
-                              starts=[(m[3], m[4]) for m in cand_meta], count_new=True)
-        live = [[] for _ in problems]
-        for (i, toks, score, _, _), node in zip(cand_meta, nodes):
-            lines = sum(1 for t in toks if t == NEWLINE)
-            if task.finished(len(toks), lines, toks[-1]):
-                finished[i].append((toks, score))
-            elif len(finished[i]) < width:
-                live[i].append((toks, int(node), score))
-        for i in range(len(problems)):
-            if len(finished[i]) >= width:
-                live[i] = []
-    out = []
-    for i in range(len(problems)):
-        pool = finished[i]
-        out.append(max(pool, key=lambda x: x[1])[0] if pool else [])
-    return out

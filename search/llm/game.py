@@ -1,8 +1,9 @@
 """A causal LM plus a task as a game for the unchanged search core (azero.search.mcts.MCTS).
 
 State = prompt + generated tokens; one player (to_play is always 0, so values are never negated);
-terminal = <eos>, the step limit or the token limit (Task.finished). The engine (LMEngine) runs
-the model, caches keys/values by prefix and meters the compute.
+terminal = <eos>, the step limit or the token limit (Task.finished). The engine (a
+PrefixEngine, e.g. azero.train.llm.engine.LMEngine) runs the model, caches keys/values by prefix
+and meters the compute.
 
 Token level: actions are token ids (A = vocabulary size); the legal actions of a prefix are the
 top_k next tokens (ties to the lower id). Priors: softmax(logits / prior_temperature) over them.
@@ -37,8 +38,8 @@ import numpy as np
 
 from azero.games.base import NO_ACTION, GameSpec, IllegalActionError, check_actions, check_index, check_out
 from azero.search.llm.decode import generate, log_softmax
-from azero.search.llm.engine import NO_NODE, LMEngine
-from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, VOCAB_SIZE, Problem, Task, decode_tokens
+from azero.search.llm.protocol import NO_NODE, PrefixEngine
+from azero.search.llm.tasks import GENERATABLE, NEWLINE, VOCAB_SIZE, Problem, Task, decode_tokens
 
 LEVELS = ("token", "step")
 TERMINAL_VALUES = ("verifier", "value_head")
@@ -52,7 +53,7 @@ def _prefix_hash(tokens: np.ndarray) -> int:
 class LLMGame:
     """Rules of the LM-as-game: the engine, the task and how children and values are defined."""
 
-    def __init__(self, engine: LMEngine, task: Task, *, level: str = "token", top_k: int = 4,
+    def __init__(self, engine: PrefixEngine, task: Task, *, level: str = "token", top_k: int = 4,
                  num_candidates: int = 4, prior_temperature: float = 1.0, step_temperature: float = 1.0,
                  terminal_value: str = "verifier", value_source: str = "value_head", seed: int = 0):
         if level not in LEVELS:
@@ -304,15 +305,17 @@ class LLMStates:
                 out[live[j]] = [e is not None for e in c]
         return out
 
-    def terminal(self, out=None):
-        out = check_out(out, (len(self),), np.bool_, "terminal")
-        out[:] = self.done
+    def _per_row(self, out, dtype, name: str, value):
+        """[B] array of `value` (written into `out` when given, after checking it)."""
+        out = check_out(out, (len(self),), dtype, name)
+        out[:] = value
         return out
 
+    def terminal(self, out=None):
+        return self._per_row(out, np.bool_, "terminal", self.done)
+
     def to_play(self, out=None):
-        out = check_out(out, (len(self),), np.int8, "to_play")
-        out[:] = 0
-        return out
+        return self._per_row(out, np.int8, "to_play", 0)
 
     def reward(self) -> np.ndarray:
         """float32 [B]: the verifier's reward (0 / 1) of each row's answer as it stands."""
@@ -320,8 +323,7 @@ class LLMStates:
         return np.array([task.verify_tokens(p, self.answer(b)) for b, p in enumerate(self.problems)], np.float32)
 
     def outcome(self, out=None):
-        out = check_out(out, (len(self),), np.float32, "outcome")
-        out[:] = 0.0
+        out = self._per_row(out, np.float32, "outcome", 0.0)
         term = np.flatnonzero(self.done)
         if term.size:
             if self.game.terminal_value == "verifier":
@@ -333,9 +335,7 @@ class LLMStates:
         return out
 
     def num_moves(self, out=None):
-        out = check_out(out, (len(self),), np.int32, "num_moves")
-        out[:] = self.moves
-        return out
+        return self._per_row(out, np.int32, "num_moves", self.moves)
 
     def encode(self, out=None):
         # The evaluator reads the prefixes from the states (needs_states); the observation is just

@@ -1,13 +1,16 @@
 """Decoding by tree search: the project's MCTS core (PUCT or Gumbel root) run over LLMGame, one
 search per move, until every answer is finished.
 
-    answers = mcts_decode(engine, task, problems, level="token", algorithm="puct", simulations=16)
+    cfg = tree_search_config(level="token", algorithm="puct", simulations=16)
+    answers = mcts_decode(engine, task, problems, cfg)
 
-Per move the search runs `simulations` simulations from the current prefix and plays the search's
-deterministic choice (PUCT: most visited; Gumbel: the paper's argmax among the most visited).
-PUCT keeps the chosen child's subtree (tree reuse); the Gumbel root needs a fresh tree each move,
-and the engine's prefix cache makes the re-expansion of already-computed prefixes free of model
-compute. Root noise is off (dirichlet_weight 0): test-time search, not self-play.
+TreeSearchConfig holds what makes the LM a game (level, children, priors, values) and embeds the
+core's own SearchConfig for how each move is searched. Per move the search runs
+`search.simulations` simulations from the current prefix and plays the search's choice; by
+default the deterministic one (PUCT: most visited; Gumbel: the paper's argmax among the most
+visited), with root noise off (dirichlet_weight 0): test-time search, not self-play. PUCT keeps
+the chosen child's subtree (tree reuse); the Gumbel root needs a fresh tree each move, and the
+engine's prefix cache makes the re-expansion of already-computed prefixes free of model compute.
 
 Budgets: `simulations_for_budget` turns a generated-token budget per problem into simulations per
 move from the task's typical answer shape; what a run actually spent is measured by the engine's
@@ -20,26 +23,27 @@ import dataclasses
 import math
 from typing import Sequence
 
-import numpy as np
-
 from azero.games.base import NO_ACTION
 from azero.search.config import SearchConfig
-from azero.search.llm.engine import LMEngine
 from azero.search.llm.game import LLMEvaluator, LLMGame
+from azero.search.llm.protocol import PrefixEngine
 from azero.search.llm.tasks import Problem, Task
 from azero.search.mcts import MCTS
+
+SEARCH_FIELDS = frozenset(f.name for f in dataclasses.fields(SearchConfig))
+
+
+def _test_time_search() -> SearchConfig:
+    # Test-time search, not self-play: no root noise, the most visited move.
+    return SearchConfig(simulations=16, dirichlet_weight=0.0, temperature=0.0)
 
 
 @dataclasses.dataclass
 class TreeSearchConfig:
-    """One tree-search decoding method."""
+    """One tree-search decoding method: how the LM becomes a game, and how each move is searched."""
 
     level: str = "token"
     """'token' (children = top_k next tokens) or 'step' (children = num_candidates sampled steps)."""
-    algorithm: str = "puct"
-    """'puct' or 'gumbel' (SearchConfig.algorithm)."""
-    simulations: int = 16
-    """Simulations per move."""
     top_k: int = 4
     """Token level: legal children per node."""
     num_candidates: int = 4
@@ -52,19 +56,35 @@ class TreeSearchConfig:
     """'value_head' (verifier-free) or 'verifier' (self-checkable tasks only)."""
     value_source: str = "value_head"
     """Non-terminal leaves: 'value_head' or 'rollout' (a verified sampled completion)."""
-    c_init: float = 1.25
-    """PUCT exploration constant."""
-    gumbel_num_considered: int = 16
-    """Gumbel root: m (capped by the legal children)."""
-    gumbel_c_scale: float = 1.0
-    """Gumbel: c_scale of sigma(q) (SearchConfig.gumbel_c_scale)."""
-    gumbel_scale: float = 1.0
-    """Gumbel: scale of the root's Gumbel noise (SearchConfig.gumbel_scale; 0 = deterministic)."""
-    gumbel_rescale_q: bool = True
-    """Gumbel: min-max rescaling of completed Q (SearchConfig.gumbel_rescale_q)."""
-    leaves_per_game: int = 1
-    """Leaves per problem and batch step (virtual loss); 1 is exact AlphaZero."""
-    seed: int = 0
+    search: SearchConfig = dataclasses.field(default_factory=_test_time_search)
+    """The search core's config (16 simulations per move, no Dirichlet noise, the most visited
+    move); search.seed also seeds the step candidates. tree_reuse is set by mcts_decode: PUCT
+    keeps the chosen child's subtree, the Gumbel root needs a fresh tree."""
+
+    def get(self, name: str):
+        """The field `name` of this config or of its SearchConfig (ValueError if neither has it)."""
+        if name in SEARCH_FIELDS:
+            return getattr(self.search, name)
+        if name in _OWN_FIELDS:
+            return getattr(self, name)
+        raise ValueError(f"TreeSearchConfig has no field {name!r}")
+
+    def replace(self, **fields) -> "TreeSearchConfig":
+        """A copy with `fields` set, each by name on this config or on its SearchConfig (validated)."""
+        for name in fields:
+            self.get(name)
+        search = {k: v for k, v in fields.items() if k in SEARCH_FIELDS}
+        own = {k: v for k, v in fields.items() if k not in SEARCH_FIELDS}
+        return dataclasses.replace(self, search=dataclasses.replace(self.search, **search), **own)
+
+
+_OWN_FIELDS = frozenset(f.name for f in dataclasses.fields(TreeSearchConfig)) - {"search"}
+
+
+def tree_search_config(**fields) -> TreeSearchConfig:
+    """TreeSearchConfig().replace(**fields): e.g. tree_search_config(level="step", algorithm="gumbel",
+    simulations=8)."""
+    return TreeSearchConfig().replace(**fields)
 
 
 def simulations_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, answer_tokens: float,
@@ -94,25 +114,19 @@ def candidates_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, ste
     return max(cfg.num_candidates, k)
 
 
-def mcts_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], cfg: TreeSearchConfig) -> list[list[int]]:
+def mcts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], cfg: TreeSearchConfig) -> list[list[int]]:
     """The answer (generated tokens) of every problem, all problems searched in lockstep."""
     game = LLMGame(engine, task, level=cfg.level, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
                    prior_temperature=cfg.prior_temperature, step_temperature=cfg.step_temperature,
-                   terminal_value=cfg.terminal_value, value_source=cfg.value_source, seed=cfg.seed)
+                   terminal_value=cfg.terminal_value, value_source=cfg.value_source, seed=cfg.search.seed)
     states = game.states(problems)
-    puct = cfg.algorithm == "puct"
-    search_cfg = SearchConfig(simulations=cfg.simulations, algorithm=cfg.algorithm, c_init=cfg.c_init,
-                              dirichlet_weight=0.0, temperature=0.0, tree_reuse=puct,
-                              gumbel_num_considered=cfg.gumbel_num_considered, gumbel_c_scale=cfg.gumbel_c_scale,
-                              gumbel_scale=cfg.gumbel_scale,
-                              gumbel_rescale_q=cfg.gumbel_rescale_q,
-                              leaves_per_game=cfg.leaves_per_game, seed=cfg.seed)
+    search_cfg = dataclasses.replace(cfg.search, tree_reuse=cfg.search.algorithm == "puct")
     search = MCTS(game.spec, LLMEvaluator(game), search_cfg, batch_size=len(problems))
     for _ in range(game.spec.max_moves + 1):
         if states.terminal().all():
             break
         result = search.run(states)
-        actions = search.choose_actions(result, temperature=0.0)
+        actions = search.choose_actions(result)
         actions[states.terminal()] = NO_ACTION
         states.apply(actions)
         search.advance(actions)

@@ -108,6 +108,18 @@ def _apply_op(a: int, op: str, b: int) -> int | None:
     return r if r > 0 else None
 
 
+def _steps(pool: tuple[int, ...]):
+    """Every Countdown step from `pool`: ((a, op, b, a op b), the pool with a and b replaced by the
+    result), for each pair a >= b and operation whose result is a positive integer."""
+    for i, j in itertools.combinations(range(len(pool)), 2):
+        a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
+        rest = tuple(x for k, x in enumerate(pool) if k not in (i, j))
+        for op in "+-*/":
+            r = _apply_op(a, op, b)
+            if r is not None:
+                yield (a, op, b, r), rest + (r,)
+
+
 class Task:
     """A task: generator, verifier and answer formatting. Subclasses fill the hooks."""
 
@@ -207,13 +219,8 @@ class Countdown(Task):
             if pool[0] == target:
                 out.append("\n".join(lines))
             return
-        for i, j in itertools.combinations(range(len(pool)), 2):
-            a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
-            rest = tuple(x for k, x in enumerate(pool) if k not in (i, j))
-            for op in "+-*/":
-                r = _apply_op(a, op, b)
-                if r is not None:
-                    Countdown._search(rest + (r,), target, lines + [f"{a}{op}{b}={r}"], out)
+        for (a, op, b, r), rest in _steps(pool):
+            Countdown._search(rest, target, lines + [f"{a}{op}{b}={r}"], out)
 
     def _reachable(self, numbers: tuple[int, ...]) -> list[int]:
         found: set[int] = set()
@@ -222,13 +229,8 @@ class Countdown(Task):
             if len(pool) == 1:
                 found.add(pool[0])
                 return
-            for i, j in itertools.combinations(range(len(pool)), 2):
-                a, b = max(pool[i], pool[j]), min(pool[i], pool[j])
-                rest = tuple(x for k, x in enumerate(pool) if k not in (i, j))
-                for op in "+-*/":
-                    r = _apply_op(a, op, b)
-                    if r is not None:
-                        walk(rest + (r,))
+            for _, rest in _steps(pool):
+                walk(rest)
 
         walk(numbers)
         return sorted(t for t in found if 1 <= t <= self.max_target)

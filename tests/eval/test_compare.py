@@ -8,7 +8,7 @@ import math
 import pytest
 
 from azero.cli import main
-from azero.eval.compare import parse_budgets, run_compare, score_to_elo, wilson_interval
+from azero.eval.compare import parse_budgets, run_compare, score_to_elo
 
 
 def test_parse_budgets():
@@ -20,12 +20,7 @@ def test_parse_budgets():
             parse_budgets(bad)
 
 
-def test_wilson_interval_and_elo():
-    lo, hi = wilson_interval(0.5, 100)
-    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
-    lo, hi = wilson_interval(1.0, 10)  # all wins: the interval stays inside [0, 1] and is not a point
-    assert hi == 1.0 and lo == pytest.approx(0.7225, abs=1e-4)
-    assert wilson_interval(0.0, 0) == (0.0, 1.0)
+def test_score_to_elo():
     assert score_to_elo(0.5) == 0.0
     assert score_to_elo(10 / 11) == pytest.approx(400.0)
     assert score_to_elo(1.0) == math.inf and score_to_elo(0.0) == -math.inf

@@ -1,18 +1,17 @@
 """LLMGame / LLMStates as azero.games.base.States for the unchanged MCTS core: batch plumbing,
 legality, deterministic step candidates, terminal values, evaluator output; the greedy-equivalence
-sanity test; KV reuse measured on real searches."""
+sanity test; every search variant; the TreeSearchConfig over the core's SearchConfig."""
 
 import numpy as np
 import pytest
 
 from azero.games.base import NO_ACTION, IllegalActionError, States
-from azero.search.llm.baselines import greedy_decode
-from azero.search.llm.engine import LMEngine
+from azero.search.llm.decode import generate
 from azero.search.llm.game import LLMEvaluator, LLMGame
-from azero.search.llm.searchers import TreeSearchConfig, mcts_decode
+from azero.search.llm.searchers import candidates_for_budget, mcts_decode, tree_search_config
 from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE
+from azero.train.llm.engine import LMEngine
 
-from conftest import tiny_model
 
 
 def _game(model, task, **kw):
@@ -128,38 +127,30 @@ def test_verifier_is_refused_where_it_knows_the_answer(model, arith):
     _game(model, arith, terminal_value="value_head")
 
 
+@pytest.fixture(params=["tinygpt", "hf-gpt2"])
+def any_model(request):
+    """The TinyGPT, and a transformers GPT-2 behind the same cache API (train/llm/hf.py)."""
+    return request.getfixturevalue("model" if request.param == "tinygpt" else "hf_model")
+
+
 @pytest.mark.parametrize("terminal", ["value_head", "verifier"])
-def test_one_simulation_token_search_is_greedy_decoding(model, countdown, terminal):
+def test_one_simulation_token_search_is_greedy_decoding(any_model, countdown, terminal):
     """Sanity: PUCT, one simulation per token, no root noise, token level == greedy, exactly."""
     problems = countdown.problems("test", 12, seed=9)
-    greedy_engine, search_engine = LMEngine(model), LMEngine(model)
-    greedy = greedy_decode(greedy_engine, countdown, problems)
-    searched = mcts_decode(search_engine, countdown, problems,
-                           TreeSearchConfig(level="token", algorithm="puct", simulations=1, terminal_value=terminal))
+    greedy = generate(LMEngine(any_model), countdown, [p.prompt for p in problems],
+                      [len(p.prompt) for p in problems], greedy=True).tokens
+    searched = mcts_decode(LMEngine(any_model), countdown, problems,
+                           tree_search_config(level="token", algorithm="puct", simulations=1, terminal_value=terminal))
     assert searched == greedy
     assert all(len(a) > 0 for a in greedy)
-
-
-def test_kv_reuse_on_real_searches(countdown):
-    """Token-level PUCT with and without the cache: same answers, >= 3x fewer forward tokens."""
-    model = tiny_model(seed=1)
-    problems = countdown.problems("test", 6, seed=3)
-    cfg = TreeSearchConfig(level="token", algorithm="puct", simulations=6, top_k=3)
-    cached, uncached = LMEngine(model), LMEngine(model, use_cache=False)
-    a = mcts_decode(cached, countdown, problems, cfg)
-    b = mcts_decode(uncached, countdown, problems, cfg)
-    assert a == b
-    assert cached.meter.generated_tokens == uncached.meter.generated_tokens
-    assert uncached.meter.forward_tokens == cached.meter.forward_tokens_uncached
-    assert uncached.meter.forward_tokens >= 3 * cached.meter.forward_tokens
 
 
 @pytest.mark.parametrize("level,algorithm", [("token", "gumbel"), ("step", "puct"), ("step", "gumbel")])
 def test_every_search_variant_finishes_every_answer(model, countdown, level, algorithm):
     problems = countdown.problems("test", 4, seed=6)
     eng = LMEngine(model)
-    answers = mcts_decode(eng, countdown, problems, TreeSearchConfig(level=level, algorithm=algorithm,
-                                                                      simulations=4, num_candidates=3))
+    answers = mcts_decode(eng, countdown, problems, tree_search_config(level=level, algorithm=algorithm,
+                                                                        simulations=4, num_candidates=3))
     for a in answers:
         assert 0 < len(a) <= countdown.max_new_tokens
         assert countdown.finished(len(a), sum(1 for t in a if t == NEWLINE), a[-1])
@@ -175,5 +166,26 @@ def test_rollout_values_are_verified_samples_and_cost_tokens(model, countdown):
     assert set(values.tolist()) <= {-1.0, 1.0}   # one verified completion per leaf: 2 r - 1
     assert game.engine.meter.generated_tokens > before
     answers = mcts_decode(LMEngine(model), countdown, problems,
-                          TreeSearchConfig(simulations=2, value_source="rollout", terminal_value="verifier"))
+                          tree_search_config(simulations=2, value_source="rollout", terminal_value="verifier"))
     assert all(answers)
+
+
+def test_tree_search_config_embeds_the_search_config():
+    """One SearchConfig inside: fields are set by name on either level, validated, and the
+    defaults are test-time search (no root noise, most visited move, 16 simulations)."""
+    cfg = tree_search_config(level="step", algorithm="gumbel", simulations=8, gumbel_c_scale=0.1, num_candidates=3)
+    assert (cfg.level, cfg.num_candidates) == ("step", 3)
+    assert (cfg.search.algorithm, cfg.search.simulations, cfg.search.gumbel_c_scale) == ("gumbel", 8, 0.1)
+    assert cfg.get("gumbel_c_scale") == 0.1 and cfg.get("top_k") == 4
+    default = tree_search_config().search
+    assert (default.simulations, default.dirichlet_weight, default.temperature, default.seed) == (16, 0.0, 0.0, 0)
+    with pytest.raises(ValueError, match="no field 'nonsense'"):
+        cfg.replace(nonsense=1)
+    with pytest.raises(ValueError, match="simulations"):
+        cfg.replace(simulations=0)
+
+
+def test_step_candidates_grow_with_the_budget(countdown):
+    cfg = tree_search_config(level="step", num_candidates=4)
+    ks = [candidates_for_budget(countdown, b, cfg, step_tokens=7.5) for b in (64, 256, 1024, 4096)]
+    assert ks[0] == 4 and ks == sorted(ks) and ks[-1] >= 16

@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import torch
 
-from azero.search.llm.engine import NO_NODE, LMEngine
-from azero.search.llm.model import LLMCheckpointError, load_checkpoint, save_checkpoint
+from azero.search.llm.protocol import NO_NODE
 from azero.search.llm.tasks import BOS
+from azero.train.llm.engine import LMEngine
+from azero.train.llm.model import LLMCheckpointError, load_checkpoint, save_checkpoint
 
-from conftest import tiny_model
+from llmutil import tiny_model
 
 
 def _random_sequences(n, rng, max_len=40):

@@ -8,33 +8,33 @@ model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one
 
 Methods (names used in --methods and in the JSON):
     greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
-    bon-value, bon-majority   best-of-N from the sample pool (baselines.py)
+    bon-value, bon-majority   best-of-N from the sample pool (azero.llm.baselines)
     oracle                    pass@N of the same samples (needs the verifier; a reference only)
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
-                              MCTS over LLMGame (searchers.py); value head at every leaf
+                              MCTS over LLMGame (azero.search.llm.searchers); value head at every leaf
                               (terminal ones too) unless --terminal verifier
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
-from azero.search.llm.baselines import beam_decode, greedy_decode, sample_pool
-from azero.search.llm.engine import ComputeMeter, LMEngine
-from azero.search.llm.model import TinyGPT
+from azero.eval.stats import wilson_interval
+from azero.llm.baselines import beam_decode, greedy_decode, sample_pool
+from azero.llm.report import kv_reuse_lines
+from azero.search.llm.protocol import ComputeMeter
+from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode,
+                                        simulations_for_budget, tree_search_config)
+from azero.search.llm.tasks import Problem, Task
+from azero.train.llm.engine import LMEngine
 
 if TYPE_CHECKING:
-    from azero.search.llm.hf import HFCausalLM
-from azero.search.llm.searchers import TreeSearchConfig, candidates_for_budget, mcts_decode, simulations_for_budget
-from azero.search.llm.tasks import Problem, Task
+    from azero.train.llm.hf import HFCausalLM
+    from azero.train.llm.model import TinyGPT
 
 SEARCH_METHODS = ("puct-token", "gumbel-token", "puct-step", "gumbel-step")
 SEARCH_DEFAULTS: dict[str, dict] = {
@@ -50,7 +50,7 @@ SEARCH_DEFAULTS: dict[str, dict] = {
     "gumbel-token": {"gumbel_c_scale": 0.1, "gumbel_scale": 0.0, "gumbel_rescale_q": False},
     "gumbel-step": {"gumbel_c_scale": 0.1, "gumbel_scale": 0.0, "gumbel_rescale_q": False},
 }
-"""Per search method, TreeSearchConfig fields that differ from its defaults."""
+"""Per search method, fields (TreeSearchConfig.replace names) that differ from the defaults."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "oracle", "beam") + SEARCH_METHODS
 
 
@@ -81,8 +81,8 @@ class CompareConfig:
     max_beam_width: int = 64
     """Beam widths above this are not run (cost grows with width x vocabulary in Python)."""
     search_overrides: dict = dataclasses.field(default_factory=dict)
-    """Per search method, TreeSearchConfig fields to set, e.g. {'gumbel-token': {'gumbel_c_scale': 0.1}};
-    applied on top of SEARCH_DEFAULTS."""
+    """Per search method, fields to set by name (TreeSearchConfig's or its SearchConfig's), e.g.
+    {'gumbel-token': {'gumbel_c_scale': 0.1}}; applied on top of SEARCH_DEFAULTS."""
     step_widening: bool = True
     """Step level: candidates per node grow with the budget (searchers.candidates_for_budget);
     False keeps num_candidates at every budget (the tree then saturates at a few hundred tokens)."""
@@ -96,21 +96,10 @@ class CompareConfig:
     """Seed of the problems (test split) and of every method's random draws."""
 
 
-def wilson(k: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval of a proportion k / n."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def _point(rewards: Sequence[float], meter: ComputeMeter, n: int, *, generated: float | None = None,
            **extra) -> dict:
     k = float(np.sum(rewards))
-    lo, hi = wilson(k, n)
+    lo, hi = wilson_interval(k / n, n)
     out = {"accuracy": k / n, "ci": [lo, hi],
            "generated_tokens": (meter.generated_tokens / n) if generated is None else generated,
            "forward_tokens": meter.forward_tokens / n, "forward_tokens_uncached": meter.forward_tokens_uncached / n,
@@ -120,7 +109,7 @@ def _point(rewards: Sequence[float], meter: ComputeMeter, n: int, *, generated: 
 
 
 def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *, log: Callable[[str], None] = print) -> dict:
-    """Run every method of `cfg` and return the results document (see write_outputs)."""
+    """Run every method of `cfg` and return the results document (report.write_outputs writes it)."""
     unknown = set(cfg.methods) - set(METHODS)
     if unknown:
         raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
@@ -201,19 +190,19 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
         for b in budgets:
             tcfg = search_config(name, cfg)
             if tcfg.level == "step" and cfg.step_widening:
-                tcfg.num_candidates = candidates_for_budget(task, b, tcfg, step_tokens=step_tokens)
-            tcfg.simulations = simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
-                                                      step_tokens=step_tokens)
+                tcfg = tcfg.replace(num_candidates=candidates_for_budget(task, b, tcfg, step_tokens=step_tokens))
+            tcfg = tcfg.replace(simulations=simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
+                                                                   step_tokens=step_tokens))
             eng = LMEngine(model, kv_budget=cfg.kv_budget)
             answers = []
             with eng.meter.timer():
                 for i in range(0, n, cfg.batch):
                     answers += mcts_decode(eng, task, problems[i: i + cfg.batch], tcfg)
                     eng.clear()
-            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, simulations=tcfg.simulations,
+            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, simulations=tcfg.search.simulations,
                               **({"candidates": tcfg.num_candidates} if tcfg.level == "step" else {})))
             widen = f", {tcfg.num_candidates} candidates" if tcfg.level == "step" else ""
-            log(f"{name} budget {b} ({tcfg.simulations} sims/move{widen}): {pts[-1]['accuracy']:.3f}, "
+            log(f"{name} budget {b} ({tcfg.search.simulations} sims/move{widen}): {pts[-1]['accuracy']:.3f}, "
                 f"{pts[-1]['generated_tokens']:.0f} tokens, {pts[-1]['wall_s']:.2f}s/problem")
         methods[name] = {"points": pts}
 
@@ -228,14 +217,15 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
 def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
     """The TreeSearchConfig of search method `name` ('puct-token', ...) under `cfg` (simulations unset)."""
     algorithm, level = name.split("-")
-    tcfg = TreeSearchConfig(level=level, algorithm=algorithm, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
-                            prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal,
-                            value_source=cfg.value_source, seed=cfg.seed)
-    for key, value in {**SEARCH_DEFAULTS.get(name, {}), **cfg.search_overrides.get(name, {})}.items():
-        if not hasattr(tcfg, key):
-            raise ValueError(f"{name}: TreeSearchConfig has no field {key!r}")
-        setattr(tcfg, key, type(getattr(tcfg, key))(value))
-    return tcfg
+    tcfg = tree_search_config(level=level, algorithm=algorithm, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
+                              prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal,
+                              value_source=cfg.value_source, seed=cfg.seed)
+    fields = {**SEARCH_DEFAULTS.get(name, {}), **cfg.search_overrides.get(name, {})}
+    try:
+        # Overrides from the command line are floats or bools: cast each to its field's type.
+        return tcfg.replace(**{key: type(tcfg.get(key))(value) for key, value in fields.items()})
+    except ValueError as e:
+        raise ValueError(f"{name}: {e}") from None
 
 
 def kv_reuse_check(model: "TinyGPT | HFCausalLM", task: Task, problems: Sequence[Problem], budget: int, *,
@@ -244,9 +234,10 @@ def kv_reuse_check(model: "TinyGPT | HFCausalLM", task: Task, problems: Sequence
     size as its memory bound: forward tokens of each (the bounded run also counts the positions it
     recomputed after evicting them), and whether the answers agree (they must, up to
     floating-point ties)."""
-    tcfg = TreeSearchConfig(level="token", algorithm="puct", top_k=cfg.top_k, terminal_value=cfg.terminal,
-                            value_source=cfg.value_source, prior_temperature=cfg.prior_temperature, seed=cfg.seed)
-    tcfg.simulations = simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens, step_tokens=1.0)
+    tcfg = tree_search_config(level="token", algorithm="puct", top_k=cfg.top_k, terminal_value=cfg.terminal,
+                              value_source=cfg.value_source, prior_temperature=cfg.prior_temperature, seed=cfg.seed)
+    tcfg = tcfg.replace(simulations=simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens,
+                                                           step_tokens=1.0))
 
     def run(**engine_kw):
         eng = LMEngine(model, **engine_kw)
@@ -268,91 +259,8 @@ def kv_reuse_check(model: "TinyGPT | HFCausalLM", task: Task, problems: Sequence
                    "ratio": uncached.forward_tokens / max(b_meter.forward_tokens, 1), "wall_s": b_meter.wall_s,
                    "same_answers": b_answers == cached_answers}
         break
-    return {"budget": budget, "simulations": tcfg.simulations, "problems": len(problems),
+    return {"budget": budget, "simulations": tcfg.search.simulations, "problems": len(problems),
             "forward_tokens_cached": cached.forward_tokens, "forward_tokens_uncached": uncached.forward_tokens,
             "ratio": uncached.forward_tokens / max(cached.forward_tokens, 1),
             "wall_s_cached": cached.wall_s, "wall_s_uncached": uncached.wall_s,
             "same_answers": cached_answers == uncached_answers, "kv_peak": peak, "bounded": bounded}
-
-
-# ---------------------------------------------------------------- outputs
-LABELS = {"greedy": "greedy", "sample": "sampling pass@1", "bon-value": "best-of-N (value head)",
-          "bon-majority": "best-of-N (majority vote)", "oracle": "pass@N (oracle, verifier)",
-          "beam": "beam search", "puct-token": "MCTS PUCT, token", "gumbel-token": "MCTS Gumbel, token",
-          "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step"}
-
-
-def format_table(doc: dict) -> str:
-    """Accuracy (and generated tokens per problem) of every method at every budget, as text."""
-    budgets = doc["budgets"]
-    head = f"{'method':<28}" + "".join(f"{b:>14}" for b in budgets)
-    lines = [f"task {doc['task']}, {doc['problems']} test problems; accuracy % [95% CI] (generated tokens/problem)",
-             head]
-    for name, entry in doc["methods"].items():
-        pts = entry["points"]
-        label = LABELS.get(name, name)
-        if len(pts) == 1 and "budget" not in pts[0]:
-            p = pts[0]
-            lines.append(f"{label:<28}{100 * p['accuracy']:>6.1f} [{100 * p['ci'][0]:.0f}-{100 * p['ci'][1]:.0f}] "
-                         f"({p['generated_tokens']:.0f} tokens, any budget)")
-            continue
-        by_b = {p["budget"]: p for p in pts}
-        row = f"{label:<28}"
-        for b in budgets:
-            p = by_b.get(b)
-            row += f"{'-':>14}" if p is None else f"{100 * p['accuracy']:>6.1f} ({p['generated_tokens']:>5.0f})"
-        lines.append(row)
-    if "kv_reuse" in doc:
-        lines += kv_reuse_lines(doc["kv_reuse"])
-    return "\n".join(lines)
-
-
-def kv_reuse_lines(k: dict) -> list[str]:
-    """The KV reuse check (kv_reuse_check's result) as text lines."""
-    lines = [f"KV reuse (token PUCT, budget {k['budget']}): {k['forward_tokens_uncached']} forward tokens "
-             f"re-encoding vs {k['forward_tokens_cached']} cached = {k['ratio']:.1f}x; "
-             f"same answers: {k['same_answers']}"]
-    if k.get("bounded"):
-        kb = k["bounded"]
-        lines.append(f"  holding at most {kb['kv_budget']} of the {k['kv_peak']} positions the cache peaks at: "
-                     f"{kb['forward_tokens']} forward tokens ({kb['recomputed_tokens']} recomputed after "
-                     f"eviction) = {kb['ratio']:.1f}x; same answers: {kb['same_answers']}")
-    return lines
-
-
-def write_outputs(doc: dict, out_dir: str | Path, *, stem: str = "compare") -> tuple[Path, Path]:
-    """<out_dir>/<stem>.json (the document) and <stem>.png (accuracy vs generated tokens, 95% CIs)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    json_path = out_dir / f"{stem}.json"
-    json_path.write_text(json.dumps(doc, indent=1))
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    for name, entry in doc["methods"].items():
-        pts = entry["points"]
-        label = LABELS.get(name, name)
-        if len(pts) == 1 and "budget" not in pts[0]:
-            p = pts[0]
-            ax.axhline(100 * p["accuracy"], ls="--", lw=1, color="gray" if name == "greedy" else "tan", label=label)
-            continue
-        x = [p["generated_tokens"] for p in pts]
-        y = [100 * p["accuracy"] for p in pts]
-        lo = [100 * (p["accuracy"] - p["ci"][0]) for p in pts]
-        hi = [100 * (p["ci"][1] - p["accuracy"]) for p in pts]
-        style = {"ls": ":", "color": "black"} if name == "oracle" else {}
-        ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=label, **style)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("generated tokens per problem (measured)")
-    ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"{doc['task']}: accuracy vs compute ({doc['problems']} test problems, 95% Wilson CIs)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
-    png_path = out_dir / f"{stem}.png"
-    fig.savefig(png_path, dpi=120)
-    plt.close(fig)
-    return json_path, png_path

@@ -33,6 +33,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from azero.search.llm.tasks import VOCAB_SIZE
+from azero.train.atomic import write_atomic
 
 FORMAT = "azero-llm-1"
 
@@ -188,36 +189,48 @@ class LLMCheckpointError(ValueError):
     """A file that is not a loadable azero LLM checkpoint."""
 
 
-def save_checkpoint(path: str | os.PathLike, model: TinyGPT, *, task: str, info: dict | None = None) -> Path:
-    """Write the model (LM + value head) to `path` as safetensors, atomically; metadata is JSON."""
+def write_tensors(path: str | os.PathLike, module: nn.Module, meta: dict) -> Path:
+    """Write `module`'s tensors to `path` as safetensors with `meta` as JSON under the key 'azero',
+    atomically (azero.train.atomic: readers never see a half-written file)."""
     import safetensors.torch
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"format": FORMAT, "task": task, "config": dataclasses.asdict(model.cfg), "info": info or {}}
-    tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
-    safetensors.torch.save_file(tensors, str(tmp), metadata={"azero": json.dumps(meta)})
-    os.replace(tmp, path)  # readers never see a half-written checkpoint
-    return path
+    tensors = {k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}
+    blob = safetensors.torch.save(tensors, metadata={"azero": json.dumps(meta)})
+    return write_atomic(path, lambda f: f.write(blob))
 
 
-def load_checkpoint(path: str | os.PathLike) -> tuple[TinyGPT, dict]:
-    """(model in eval mode, metadata {'task', 'config', 'info'}) from a file of save_checkpoint."""
+def read_tensors(path: str | os.PathLike, fmt: str, error: type[Exception], what: str) -> tuple[dict, dict]:
+    """(tensors, metadata) of a write_tensors file whose metadata format is `fmt`.
+
+    FileNotFoundError names `what` when there is no file; anything else unreadable raises `error`."""
     import safetensors
     import safetensors.torch
 
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
+        raise FileNotFoundError(f"no {what} at {path}")
     try:
         with safetensors.safe_open(str(path), framework="pt") as f:
             meta = json.loads((f.metadata() or {}).get("azero", "{}"))
         tensors = safetensors.torch.load_file(str(path))
     except Exception as e:  # noqa: BLE001 - any unreadable file becomes one clear error
-        raise LLMCheckpointError(f"{path}: not a readable safetensors file ({e})") from None
-    if meta.get("format") != FORMAT:
-        raise LLMCheckpointError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise error(f"{path}: not a readable safetensors file ({e})") from None
+    if meta.get("format") != fmt:
+        raise error(f"{path}: format {meta.get('format')!r}, expected {fmt!r}")
+    return tensors, meta
+
+
+def save_checkpoint(path: str | os.PathLike, model: TinyGPT, *, task: str, info: dict | None = None) -> Path:
+    """Write the model (LM + value head) to `path` as safetensors, atomically; metadata is JSON."""
+    meta = {"format": FORMAT, "task": task, "config": dataclasses.asdict(model.cfg), "info": info or {}}
+    return write_tensors(path, model, meta)
+
+
+def load_checkpoint(path: str | os.PathLike) -> tuple[TinyGPT, dict]:
+    """(model in eval mode, metadata {'task', 'config', 'info'}) from a file of save_checkpoint."""
+    tensors, meta = read_tensors(path, FORMAT, LLMCheckpointError, "checkpoint")
     model = TinyGPT(GPTConfig(**meta["config"]))
     try:
         model.load_state_dict(tensors)

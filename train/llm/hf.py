@@ -47,15 +47,14 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import os
 from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-from azero.search.llm.model import attention_mask
 from azero.search.llm.tasks import BOS, CHARS, EOS, PAD, SPECIALS, VOCAB, VOCAB_SIZE
+from azero.train.llm.model import attention_mask, read_tensors, write_tensors
 
 VALUE_FORMAT = "azero-llm-value-1"
 
@@ -238,35 +237,14 @@ def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | No
 # ---------------------------------------------------------------- value head files
 def save_value_head(path: str | os.PathLike, model: HFCausalLM, *, task: str, info: dict | None = None) -> Path:
     """Write the value head of `model` (only its MLP) as safetensors, atomically."""
-    import safetensors.torch
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"format": VALUE_FORMAT, "task": task, "hf_model": model.cfg.path, "d_model": model.cfg.d_model,
             "value_hidden": model.cfg.value_hidden, "info": info or {}}
-    tensors = {k: v.detach().contiguous().cpu() for k, v in model.value_mlp.state_dict().items()}
-    tmp = path.with_name(f".tmp-{path.name}.{os.getpid()}")
-    safetensors.torch.save_file(tensors, str(tmp), metadata={"azero": json.dumps(meta)})
-    os.replace(tmp, path)
-    return path
+    return write_tensors(path, model.value_mlp, meta)
 
 
 def load_value_head(model: HFCausalLM, path: str | os.PathLike) -> dict:
     """Load a value head file into `model` (sizes checked); returns its metadata."""
-    import safetensors
-    import safetensors.torch
-
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no value head at {path}")
-    try:
-        with safetensors.safe_open(str(path), framework="pt") as f:
-            meta = json.loads((f.metadata() or {}).get("azero", "{}"))
-        tensors = safetensors.torch.load_file(str(path))
-    except Exception as e:  # noqa: BLE001
-        raise HFModelError(f"{path}: not a readable safetensors file ({e})") from None
-    if meta.get("format") != VALUE_FORMAT:
-        raise HFModelError(f"{path}: format {meta.get('format')!r}, expected {VALUE_FORMAT!r}")
+    tensors, meta = read_tensors(path, VALUE_FORMAT, HFModelError, "value head")
     if meta.get("d_model") != model.cfg.d_model:
         raise HFModelError(f"{path}: value head for hidden size {meta.get('d_model')}, the model has {model.cfg.d_model}")
     if meta.get("value_hidden") != model.cfg.value_hidden:

@@ -1,15 +1,15 @@
-"""End to end: a tiny comparison run produces every method's numbers (JSON + PNG), and the
-`azero llm` commands train, solve and compare with tiny budgets."""
+"""End to end: a tiny comparison run produces every method's numbers (JSON + PNG); the sample pool
+behind best-of-N; per-method search overrides."""
 
 import json
 
 import numpy as np
 import pytest
 
-from azero.llm_cli import main as llm_main
-from azero.search.llm.baselines import SamplePool, sample_pool
-from azero.search.llm.compare import METHODS, CompareConfig, format_table, run_compare, wilson, write_outputs
-from azero.search.llm.engine import LMEngine
+from azero.llm.baselines import SamplePool, sample_pool
+from azero.llm.compare import METHODS, CompareConfig, run_compare, search_config
+from azero.llm.report import format_table, write_outputs
+from azero.train.llm.engine import LMEngine
 
 
 def test_tiny_comparison_reports_every_method(model, countdown, tmp_path):
@@ -59,46 +59,16 @@ def test_sample_pool_budget_prefixes(model, countdown):
     assert handmade.select(0, 1, "oracle") == (0.0, 5)
 
 
-def test_wilson_interval():
-    lo, hi = wilson(50, 100)
-    assert lo == pytest.approx(0.404, abs=1e-3) and hi == pytest.approx(0.596, abs=1e-3)
-    assert wilson(0, 10)[0] == 0.0 and wilson(10, 10)[1] == 1.0
-
-
-def test_cli_train_solve_compare(tmp_path, capsys):
-    ckpt = tmp_path / "cd.safetensors"
-    rc = llm_main(["train", "--task", "countdown", "--out", str(ckpt), "--steps", "3", "--batch", "8",
-                   "--d-model", "32", "--layers", "1", "--heads", "2", "--value-problems", "4", "--rollouts", "2",
-                   "--value-steps", "3", "--eval-problems", "4", "--eval-every", "0", "--threads", "1"])
-    assert rc == 0 and ckpt.is_file() and ckpt.with_suffix(".log").is_file()
-    assert "[value] done" in ckpt.with_suffix(".log").read_text()
-    rc = llm_main(["solve", "--ckpt", str(ckpt), "--method", "puct-step", "--sims", "2", "-n", "2"])
-    assert rc == 0 and "correct; per problem" in capsys.readouterr().out
-    out = tmp_path / "cmp"
-    rc = llm_main(["compare", "--ckpt", str(ckpt), "--budgets", "16", "--problems", "2", "--batch", "2",
-                   "--methods", "greedy,bon-value,puct-token", "--out", str(out)])
-    assert rc == 0
-    doc = json.loads((out / "compare.json").read_text())
-    assert set(doc["methods"]) == {"greedy", "bon-value", "puct-token"} and (out / "compare.png").is_file()
-    assert llm_main(["compare", "--ckpt", str(tmp_path / "none.safetensors")]) == 2
-    assert llm_main(["compare", "--ckpt", str(ckpt), "--methods", "nope", "--out", str(out)]) == 2
-    assert llm_main(["compare", "--ckpt", str(ckpt), "--task", "arith", "--out", str(out)]) == 2
-
-
 def test_search_config_overrides_apply_per_method():
-    from azero.search.llm.compare import CompareConfig, search_config
-
     cfg = CompareConfig(search_overrides={"gumbel-token": {"gumbel_c_scale": 0.1, "gumbel_rescale_q": False}})
     g = search_config("gumbel-token", cfg)
-    assert (g.algorithm, g.level, g.gumbel_c_scale, g.gumbel_rescale_q) == ("gumbel", "token", 0.1, False)
+    assert (g.search.algorithm, g.level, g.search.gumbel_c_scale, g.search.gumbel_rescale_q) == \
+        ("gumbel", "token", 0.1, False)
+    assert g.search.gumbel_scale == 0.0  # SEARCH_DEFAULTS still apply where not overridden
     p = search_config("puct-step", cfg)
-    assert (p.algorithm, p.level, p.gumbel_c_scale) == ("puct", "step", 1.0)
+    assert (p.search.algorithm, p.level, p.search.gumbel_c_scale) == ("puct", "step", 1.0)
+    # Command-line values arrive as floats: each is cast to its field's type.
+    s = search_config("puct-token", CompareConfig(search_overrides={"puct-token": {"leaves_per_game": 2.0}}))
+    assert s.search.leaves_per_game == 2 and isinstance(s.search.leaves_per_game, int)
     with pytest.raises(ValueError, match="no field 'nonsense'"):
         search_config("puct-token", CompareConfig(search_overrides={"puct-token": {"nonsense": 1}}))
-
-
-def test_step_candidates_grow_with_the_budget(countdown):
-    from azero.search.llm.searchers import TreeSearchConfig, candidates_for_budget
-    cfg = TreeSearchConfig(level="step", num_candidates=4)
-    ks = [candidates_for_budget(countdown, b, cfg, step_tokens=7.5) for b in (64, 256, 1024, 4096)]
-    assert ks[0] == 4 and ks == sorted(ks) and ks[-1] >= 16

@@ -6,7 +6,7 @@ with tree search at equal compute.
     azero llm compare --ckpt runs/llm/countdown.safetensors --budgets 64,128,256,512,1024,2048,4096
 
 A local HuggingFace transformers causal LM (a folder written by save_pretrained; never downloaded)
-takes the place of the checkpoint with --hf-model PATH (search/llm/hf.py):
+takes the place of the checkpoint with --hf-model PATH (train/llm/hf.py):
 
     azero llm train   --hf-model PATH --task countdown --out runs/llm/hf-value.safetensors  # value head only
     azero llm solve   --hf-model PATH --task countdown [--value-head runs/llm/hf-value.safetensors]
@@ -67,9 +67,9 @@ def _log_to(path: Path | None):
 def cmd_llm_train(args: argparse.Namespace) -> int:
     import torch
 
-    from azero.search.llm.model import GPTConfig, load_checkpoint, save_checkpoint
     from azero.search.llm.tasks import make_task
-    from azero.search.llm.train import TrainConfig, train_lm, train_value
+    from azero.train.llm.model import GPTConfig, load_checkpoint, save_checkpoint
+    from azero.train.llm.train import TrainConfig, train_lm, train_value
 
     task = make_task(args.task)
     if args.hf_model:
@@ -104,8 +104,8 @@ def _train_hf_value(args: argparse.Namespace, task) -> int:
     """`azero llm train --hf-model PATH`: fit only a value head on the frozen local HF model."""
     import torch
 
-    from azero.search.llm.hf import load_hf_model, save_value_head
-    from azero.search.llm.train import TrainConfig, train_value
+    from azero.train.llm.hf import load_hf_model, save_value_head
+    from azero.train.llm.train import TrainConfig, train_value
 
     if args.value_mode == "joint":
         raise ValueError("--hf-model: the HuggingFace model stays frozen; only --value-mode head is supported")
@@ -128,8 +128,8 @@ def _train_hf_value(args: argparse.Namespace, task) -> int:
 
 
 def _load(ckpt: str):
-    from azero.search.llm.model import load_checkpoint
     from azero.search.llm.tasks import make_task
+    from azero.train.llm.model import load_checkpoint
 
     model, meta = load_checkpoint(ckpt)
     return model, make_task(meta["task"])
@@ -142,7 +142,7 @@ def _load_any(args: argparse.Namespace, default_ckpt: str | None = None):
     if args.hf_model:
         if args.ckpt:
             raise ValueError("give either --ckpt or --hf-model, not both")
-        from azero.search.llm.hf import load_hf_model, load_value_head
+        from azero.train.llm.hf import load_hf_model, load_value_head
 
         model = load_hf_model(args.hf_model)
         task_name = args.task
@@ -179,10 +179,10 @@ def _value_defaults(model, task, terminal: str | None, value_source: str | None)
 def cmd_llm_solve(args: argparse.Namespace) -> int:
     import torch
 
-    from azero.search.llm.baselines import beam_decode, greedy_decode
-    from azero.search.llm.engine import LMEngine
-    from azero.search.llm.searchers import TreeSearchConfig, mcts_decode
+    from azero.llm.baselines import beam_decode, greedy_decode
+    from azero.search.llm.searchers import mcts_decode, tree_search_config
     from azero.search.llm.tasks import decode_tokens
+    from azero.train.llm.engine import LMEngine
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -197,7 +197,7 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
             answers = beam_decode(eng, task, problems, width=args.width)
         else:
             algorithm, level = args.method.split("-")
-            answers = mcts_decode(eng, task, problems, TreeSearchConfig(
+            answers = mcts_decode(eng, task, problems, tree_search_config(
                 level=level, algorithm=algorithm, simulations=args.sims, top_k=args.top_k,
                 num_candidates=args.candidates, terminal_value=terminal, value_source=value_source,
                 seed=args.seed))
@@ -216,7 +216,8 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
 def cmd_llm_compare(args: argparse.Namespace) -> int:
     import torch
 
-    from azero.search.llm.compare import CompareConfig, format_table, run_compare, write_outputs
+    from azero.llm.compare import CompareConfig, run_compare
+    from azero.llm.report import format_table, write_outputs
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -255,9 +256,20 @@ def _add_hf_model_args(p) -> None:
                         "lacking a value head)")
 
 
+def _add_search_args(p) -> None:
+    """The options `solve` and `compare` share: the tree searches' children and terminal values, seed, threads."""
+    p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
+    p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
+    p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
+                   help="value of the searches' terminal leaves (default value_head: verifier-free; "
+                        "verifier, for self-checkable tasks only, with an --hf-model lacking a value head)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+
+
 def add_llm_parser(subparsers) -> None:
     """Register `azero llm {train,solve,compare}` on the top-level subparsers."""
-    from azero.search.llm.compare import METHODS, SEARCH_METHODS
+    from azero.llm.compare import METHODS, SEARCH_METHODS
 
     llm = subparsers.add_parser("llm", help="tiny LM + tree search over tokens: train, solve, compare",
                                 description="The LLM-step adapter: tree search over token sequences of a "
@@ -298,18 +310,11 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--task", help="task (with --hf-model; default countdown or the value head's; "
                                   "checked against a --ckpt)")
     _add_hf_model_args(p)
-
+    _add_search_args(p)
     p.add_argument("--method", default="puct-token", choices=("greedy", "beam") + SEARCH_METHODS)
     p.add_argument("--sims", type=int, default=32, help="tree search: simulations per move (default 32)")
     p.add_argument("--width", type=int, default=4, help="beam width (default 4)")
-    p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
-    p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
-    p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
-                   help="value of terminal leaves (verifier: self-checkable tasks only; default value_head, "
-                        "verifier with an --hf-model lacking a value head)")
     p.add_argument("-n", type=int, default=10, help="test problems (default 10)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0)
     p.set_defaults(func=cmd_llm_solve)
 
     p = sub.add_parser("compare", help="accuracy vs generated-token budget for every method (table, PNG, JSON)")
@@ -317,32 +322,26 @@ def add_llm_parser(subparsers) -> None:
                                   "runs/llm/<task>.safetensors (task countdown if not given)")
     p.add_argument("--ckpt", help="checkpoint written by `azero llm train` (overrides the default path)")
     _add_hf_model_args(p)
+    _add_search_args(p)
     p.add_argument("--budgets", type=_ints, default=(64, 128, 256, 512, 1024, 2048, 4096),
                    help="comma-separated generated-token budgets per problem (default 64,...,4096)")
     p.add_argument("--problems", type=int, default=100, help="test problems (default 100)")
     p.add_argument("--methods", type=_names, default=METHODS, help=f"comma-separated subset of {','.join(METHODS)}")
     p.add_argument("--batch", type=int, default=50, help="problems searched in lockstep (default 50)")
-    p.add_argument("--top-k", type=int, default=4, help="token level: children per node (default 4)")
-    p.add_argument("--candidates", type=int, default=4, help="step level: sampled steps per node (default 4)")
-    p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
-                   help="value of the searches' terminal leaves (default value_head: verifier-free; "
-                        "verifier with an --hf-model lacking a value head)")
     p.add_argument("--prior-temperature", type=float, default=1.0, help="search priors softmax(log p / T) (default 1)")
     p.add_argument("--search-set", action="append", metavar="METHOD.FIELD=VALUE",
-                   help="override a TreeSearchConfig field of one search method, e.g. "
+                   help="override a TreeSearchConfig (or its SearchConfig) field of one search method, e.g. "
                         "gumbel-token.gumbel_c_scale=0.1 (repeatable)")
     p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
                    help="most token positions whose keys/values a search keeps (least recently used are "
                         "evicted and recomputed when needed; default: unbounded)")
     p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0)
     p.set_defaults(func=cmd_llm_compare)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m azero.llm_cli {train,solve,compare} ...`: the same commands without azero/cli.py."""
-    from azero.search.llm.model import LLMCheckpointError
+    """`python -m azero.llm.cli {train,solve,compare} ...`: the same commands without azero/cli.py."""
+    from azero.train.llm.model import LLMCheckpointError
 
     parser = argparse.ArgumentParser(prog="azero")
     add_llm_parser(parser.add_subparsers(dest="command", metavar="COMMAND"))

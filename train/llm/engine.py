@@ -1,4 +1,5 @@
-"""The model behind every LLM method: a prefix trie of cached keys/values, and one compute meter.
+"""The model behind every LLM method: a prefix trie of cached keys/values over a torch model,
+metered; it implements azero.search.llm.protocol.PrefixEngine.
 
 Every method (greedy, sampling, best-of-N, beam, MCTS at token or step level) asks the engine
 for the next-token logits and value of token prefixes; the engine runs the model only on what it
@@ -29,22 +30,9 @@ the same forward call (`recomputed_tokens`) and gives them slots again. The posi
 as its past are never evicted by that call; a budget smaller than one call's past plus new
 positions is an error.
 
-The meter (ComputeMeter) counts, for every forward call:
-    model_calls          batched forward invocations
-    forward_rows         sequences in those calls
-    forward_tokens       token positions actually run through the model (prefill included)
-    forward_tokens_uncached  what re-encoding each computed position's whole prefix would cost:
-                         per row and call, past length + new length
-    prefill_tokens       first computations of prompt positions
-    recomputed_tokens    positions run again because their keys/values had been evicted
-    evicted_tokens       positions whose keys/values were evicted (kv_budget)
-and, counted by the methods (one definition for all of them):
-    generated_tokens     tokens the method produced. Decoding (greedy, sampling, step candidates)
-                         counts every token it emits, also one identical to a token another
-                         sample already produced (the trie then saves its compute, which shows in
-                         forward_tokens); a tree search or beam counts every distinct prefix it
-                         expands (extend(..., count_new=True)): a node is one token, produced once.
-    wall_s               time spent inside the methods that use the meter's timer
+The meter (azero.search.llm.protocol.ComputeMeter) counts every forward call: model calls, rows,
+forward tokens with and without the cache, prefill, evictions and recomputed positions; the
+methods add the tokens they generate.
 
 Memory: trie nodes (and their memoised outputs) are never freed individually; callers mark
 `num_nodes` and `truncate(mark)` after a batch (baselines) or `clear()` after a set of problems
@@ -53,53 +41,16 @@ Memory: trie nodes (and their memoised outputs) are never freed individually; ca
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import time
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import torch
 
-from azero.search.llm.model import TinyGPT
+from azero.search.llm.protocol import NO_NODE, ComputeMeter
+from azero.train.llm.model import TinyGPT
 
 if TYPE_CHECKING:
-    from azero.search.llm.hf import HFCausalLM
-
-NO_NODE = -1
-"""Parent of a first token; also 'not in the trie'."""
-
-
-@dataclasses.dataclass
-class ComputeMeter:
-    """Compute spent by one method (see the module docstring for each counter)."""
-
-    model_calls: int = 0
-    forward_rows: int = 0
-    forward_tokens: int = 0
-    forward_tokens_uncached: int = 0
-    prefill_tokens: int = 0
-    recomputed_tokens: int = 0
-    evicted_tokens: int = 0
-    generated_tokens: int = 0
-    wall_s: float = 0.0
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def copy(self) -> "ComputeMeter":
-        return dataclasses.replace(self)
-
-    def minus(self, other: "ComputeMeter") -> "ComputeMeter":
-        return ComputeMeter(**{k: getattr(self, k) - getattr(other, k) for k in self.to_dict()})
-
-    @contextlib.contextmanager
-    def timer(self) -> Iterator[None]:
-        t0 = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.wall_s += time.perf_counter() - t0
+    from azero.train.llm.hf import HFCausalLM
 
 
 class LMEngine:

@@ -5,11 +5,12 @@ forward call is a clear error."""
 import numpy as np
 import pytest
 
-from azero.search.llm.engine import NO_NODE, LMEngine
-from azero.search.llm.searchers import TreeSearchConfig, mcts_decode
+from azero.search.llm.protocol import NO_NODE
+from azero.search.llm.searchers import mcts_decode, tree_search_config
 from azero.search.llm.tasks import BOS
+from azero.train.llm.engine import LMEngine
 
-from conftest import tiny_model
+from llmutil import tiny_model
 
 
 def _check_invariants(eng: LMEngine) -> None:
@@ -73,7 +74,7 @@ def test_lookup_of_an_evicted_prefix_runs_nothing(model):
 def test_searches_with_a_memory_bound_give_the_same_answers(countdown):
     model = tiny_model(seed=1)
     problems = countdown.problems("test", 6, seed=3)
-    cfg = TreeSearchConfig(level="token", algorithm="puct", simulations=6, top_k=3)
+    cfg = tree_search_config(level="token", algorithm="puct", simulations=6, top_k=3)
     free, bounded = LMEngine(model), LMEngine(model, kv_budget=400)
     assert mcts_decode(bounded, countdown, problems, cfg) == mcts_decode(free, countdown, problems, cfg)
     assert bounded.meter.evicted_tokens > 0 and free.kv_held > 400 >= bounded.kv_held

@@ -21,18 +21,65 @@ from typing import Sequence
 
 import numpy as np
 
-from azero.search.llm.decode import beam_search, generate
-from azero.search.llm.engine import LMEngine
-from azero.search.llm.tasks import Problem, Task, decode_tokens
+from azero.search.llm.decode import generate, log_softmax
+from azero.search.llm.protocol import PrefixEngine
+from azero.search.llm.tasks import NEWLINE, Problem, Task, decode_tokens
 
 
-def greedy_decode(engine: LMEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
+def greedy_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
     gen = generate(engine, task, [p.prompt for p in problems], [len(p.prompt) for p in problems], greedy=True)
     return gen.tokens
 
 
-def beam_decode(engine: LMEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
-    return beam_search(engine, task, problems, width=width)
+def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int) -> list[list[int]]:
+    """Token-level beam search by summed log-probability; returns each problem's best finished answer.
+
+    All problems advance in lockstep; each step feeds every live beam's new token (width tokens per
+    problem and step). A finished hypothesis leaves the beam; the search for a problem ends when
+    `width` hypotheses have finished or no live beam is left, and the best finished one (highest
+    log-probability; if none finished, the best live one) is the answer. Generated tokens: each
+    distinct hypothesis prefix it extends, as tree searches count their nodes.
+    """
+    if width < 1:
+        raise ValueError(f"width must be >= 1, got {width}")
+    prompts = [list(p.prompt) for p in problems]
+    roots = engine.extend(prompts, [len(p) for p in prompts])
+    # Per problem: live beams (tokens, node, score) and finished (tokens, score).
+    live = [[([], int(roots[i]), 0.0)] for i in range(len(problems))]
+    finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]
+    while any(live):
+        cand_prefix, cand_meta = [], []
+        for i, beams in enumerate(live):
+            if not beams:
+                continue
+            nodes = np.array([b[1] for b in beams])
+            lp = log_softmax(engine.next_logits(nodes))
+            scores = np.array([b[2] for b in beams])[:, None] + lp
+            flat = np.argsort(-scores, axis=None, kind="stable")[:width]
+            for f in flat:
+                bi, t = divmod(int(f), lp.shape[1])
+                if not np.isfinite(scores[bi, t]):
+                    continue
+                toks = beams[bi][0] + [t]
+                cand_prefix.append(prompts[i] + toks)
+                cand_meta.append((i, toks, float(scores[bi, t]), int(beams[bi][1]), len(prompts[i]) + len(toks) - 1))
+        nodes = engine.extend(cand_prefix, [len(prompts[m[0]]) for m in cand_meta],
+                              starts=[(m[3], m[4]) for m in cand_meta], count_new=True)
+        live = [[] for _ in problems]
+        for (i, toks, score, _, _), node in zip(cand_meta, nodes):
+            lines = sum(1 for t in toks if t == NEWLINE)
+            if task.finished(len(toks), lines, toks[-1]):
+                finished[i].append((toks, score))
+            elif len(finished[i]) < width:
+                live[i].append((toks, int(node), score))
+        for i in range(len(problems)):
+            if len(finished[i]) >= width:
+                live[i] = []
+    out = []
+    for i in range(len(problems)):
+        pool = finished[i]
+        out.append(max(pool, key=lambda x: x[1])[0] if pool else [])
+    return out
 
 
 @dataclasses.dataclass
@@ -70,7 +117,7 @@ class SamplePool:
         raise ValueError(f"unknown selection {method!r}")
 
 
-def sample_pool(engine: LMEngine, task: Task, problems: Sequence[Problem], *, budget: int,
+def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, budget: int,
                 temperature: float = 1.0, seed: int = 0, rows_per_call: int = 512) -> SamplePool:
     """Draw samples for every problem until their lengths sum to at least `budget` tokens."""
     rng = np.random.default_rng([seed, 3])

@@ -26,9 +26,9 @@ import torch
 import torch.nn.functional as F
 
 from azero.search.llm.decode import generate
-from azero.search.llm.engine import LMEngine
-from azero.search.llm.model import GPTConfig, TinyGPT
 from azero.search.llm.tasks import PAD, Task
+from azero.train.llm.engine import LMEngine
+from azero.train.llm.model import GPTConfig, TinyGPT
 
 
 @dataclasses.dataclass
