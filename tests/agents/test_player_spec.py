@@ -57,6 +57,18 @@ def test_parse_every_form():
     ('gtp:"unclosed', "cannot split"),
     ("gnugo:strong", "not an integer"),
     ("gnugo:11", "0..10"),
+    ("openspiel-mcts", "unknown player"),
+    ("openspiel-mcts:", "needs SIMS"),
+    ("openspiel-mcts:many", "not an integer"),
+    ("openspiel-mcts:0", ">= 1"),
+    ("openspiel-mcts:100:rollout=2", "unknown openspiel-mcts option 'rollout=2'"),
+    ("openspiel-mcts:100:solve", "unknown openspiel-mcts option 'solve'"),
+    ("openspiel-mcts:100:rollouts=two", "not an integer"),
+    ("openspiel-mcts:100:rollouts=0", ">= 1"),
+    ("openspiel-mcts:100:uct_c=big", "not a number"),
+    ("openspiel-mcts:100:uct_c=-1", ">= 0"),
+    ("openspiel-mcts:100:uct_c=nan", "finite"),
+    ("openspiel-mcts:100:rollouts=1:rollouts=2", "given twice"),
 ])
 def test_bad_specs_name_the_spec_and_the_accepted_forms(text, problem):
     with pytest.raises(ValueError) as e:

@@ -38,3 +38,4 @@ def ask():
         return m.group(1) == "=", m.group(2), (m.group(3) + m.group(4)).strip()
 
     return run
+

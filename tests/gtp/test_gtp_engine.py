@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from gtpboard import showboard
 
 from azero.agents.checkpoints import load_evaluator
 from azero.gtp.engine import GtpEngine
@@ -14,17 +15,7 @@ REQUIRED = {"protocol_version", "name", "version", "known_command", "list_comman
 
 def board_of(engine, ask) -> list[str]:
     """The rows of showboard, top row first, as strings of '.', 'X', 'O'."""
-    ok, _, text = ask(engine, "showboard")
-    assert ok
-    n = engine.board.board_size
-    rows = []
-    for line in text.split("\n"):
-        parts = line.split()
-        if len(parts) == n + 2 and parts[0].isdigit():
-            assert parts[0] == parts[-1]
-            rows.append("".join(parts[1:-1]))
-    assert len(rows) == n, text
-    return rows
+    return showboard(engine, ask)[0]
 
 
 def play_all(engine, ask, moves: str) -> None:

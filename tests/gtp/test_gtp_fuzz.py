@@ -8,6 +8,7 @@ import random
 import re
 
 import pytest
+from gtpboard import showboard
 
 # The same well-formedness rule as the conftest's `ask` fixture (one response, id echoed).
 RESPONSE = re.compile(r"\A([=?])([0-9]*) ([^\n]*)((?:\n[^\n]+)*)\n\n\Z")
@@ -146,16 +147,9 @@ def random_line(rng: random.Random, n: int) -> str:
 
 
 def engine_rows(engine, ask) -> tuple[list[list[int]], int]:
-    ok, _, text = ask(engine, "showboard")
-    assert ok
-    n = engine.board.board_size
-    rows = []
-    for line in text.split("\n"):
-        parts = line.split()
-        if len(parts) == n + 2 and parts[0].isdigit():
-            rows.append([".XO".index(ch) for ch in parts[1:-1]])
-    to_play = 0 if "Black to move" in text else 1
-    return rows, to_play
+    """showboard as rows of 0 / 1 / 2 (empty, black, white) and the colour to move."""
+    rows, text = showboard(engine, ask)
+    return [[".XO".index(ch) for ch in row] for row in rows], 0 if "Black to move" in text else 1
 
 
 @pytest.mark.parametrize("seed, algorithm", [(0, "puct"), (1, "gumbel")])
