@@ -240,7 +240,7 @@ def test_ray_run_survives_the_death_of_every_role(tmp_path):
             # one role at a time, each once games have moved on since the previous kill
             deadline = time.time() + 600
             for name, victim in (("worker", runner.workers[0]), ("server", runner.server),
-                                 ("trainer", runner.trainer), ("buffer", runner.buffer)):
+                                 ("trainer", runner.learner), ("buffer", runner.buffer)):
                 seen = runner.games_total
                 while runner.games_total <= seen and time.time() < deadline:
                     time.sleep(0.1)
