@@ -1,7 +1,6 @@
 """The training loop end to end: learning, resume after SIGKILL, bad files, Ray."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
