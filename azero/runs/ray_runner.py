@@ -37,7 +37,6 @@ workers.
 
 from __future__ import annotations
 
-import os
 import time
 
 import ray
@@ -100,11 +99,7 @@ class RayRun:
         run_dir.create()
         self.spec = game_from_config(cfg.game).spec
         if not ray.is_initialized():
-            if cfg.run.ray_address is None:
-                # A local instance with token authentication, said explicitly: Ray 2.60 turns it on
-                # for local clusters anyway and warns on every run while the mode is unset. A mode the
-                # user set (RAY_AUTH_MODE=disabled, say) is kept.
-                os.environ.setdefault("RAY_AUTH_MODE", "token")
+            # RAY_AUTH_MODE for a local instance: launch.ray_auth_mode, before ray is imported
             ray.init(address=cfg.run.ray_address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
         device = cfg.run.device

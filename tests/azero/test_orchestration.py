@@ -75,3 +75,25 @@ def test_local_and_ray_runners_agree_on_resume_epoch_and_worker_seeds(tmp_path):
         assert both(tmp_path / "done")[0] == 1
     finally:
         ray.shutdown()
+
+
+@pytest.mark.timeout(600)
+def test_ray_selfplay_from_the_command_line_warm_starts(tmp_path):
+    """`azero selfplay run.runner=ray` on a local instance (token authentication, set before ray is
+    imported), warm-started from a local run (run.init_from works for both runners)."""
+    pytest.importorskip("ray")
+    import subprocess
+    import sys
+
+    def selfplay(name, *settings):
+        r = subprocess.run([sys.executable, "-m", "azero.cli", "selfplay", "--game", "tictactoe", "--run-dir",
+                            str(tmp_path / name), "train.steps=5", *settings, *TINY],
+                           capture_output=True, text=True, timeout=500)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    selfplay("local")
+    out = selfplay("ray", "run.runner=ray", "run.workers=2", f"run.init_from={tmp_path / 'local'}")
+    assert "azero selfplay (ray): tictactoe" in out and "warm start from" in out, out
+    state = json.loads((tmp_path / "ray" / "state.json").read_text())
+    assert state["warm_start"]["step"] == 5 and state["games_total"] > 0
