@@ -58,7 +58,8 @@ class RunConfig:
     workers: int = 1
     """Self-play workers (threads for the local runner, actors for ray)."""
     moves_per_round: int = 4
-    """Lockstep self-play moves between two training phases (local runner)."""
+    """Lockstep self-play moves per worker call: between two training phases (local runner); between
+    two weight checks of a worker actor, which trains alongside (ray)."""
     log_every_s: float = 5.0
     """Seconds between progress lines."""
     max_minutes: Optional[float] = None
@@ -67,10 +68,11 @@ class RunConfig:
     """Warm start: a NEW run's network starts from this checkpoint's weights (a file, a run directory,
     or 'shipped' for the game's shipped network); new heads start fresh and extra input planes at
     zero (train/warm_start.py). Step, optimizer and replay start fresh; a resume ignores it.
-    Local runner only."""
+    Both runners (Ray: the learner actor reads the file, so it must be on storage every node sees)."""
     max_cpu_minutes: Optional[float] = None
     """Stop (with a checkpoint) after the run's process has used this much CPU time (all its
-    threads; local runner only). Ablation arms use it rather than max_minutes: on a shared
+    threads; local runner only: Ray's roles spend their CPU time in other processes, on other nodes,
+    so run.runner=ray refuses the key and takes run.max_minutes). Ablation arms use it rather than max_minutes: on a shared
     machine the wall clock also counts other jobs, the CPU time only the arm's own work
     (2 idle cores: 90 CPU minutes ~ 45 minutes of wall clock)."""
     threads: Optional[int] = 1
@@ -154,11 +156,9 @@ def validate(cfg: DictConfig) -> AzeroConfig:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
-    if obj.run.init_from is not None and obj.run.runner != "local":
-        raise ConfigError("run.init_from (warm start) is implemented for the local runner only")
     if obj.run.max_cpu_minutes is not None and obj.run.runner != "local":
-        raise ConfigError("run.max_cpu_minutes counts this process's CPU time: local runner only "
-                          "(use run.max_minutes with run.runner=ray)")
+        raise ConfigError("run.max_cpu_minutes counts this process's CPU time: local runner only (Ray's "
+                          "roles spend theirs in other processes); use run.max_minutes with run.runner=ray")
     _check_device(obj.run.device)
     return obj
 

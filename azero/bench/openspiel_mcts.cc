@@ -2,8 +2,9 @@
 //
 // A Python subclass of pyspiel.Evaluator cannot be handed to the C++ bot, so
 // the trivial evaluator (uniform prior over legal actions, value 0) is written
-// here in C++ against the headers the open_spiel wheel ships, and linked
-// against pyspiel.so, which exports the C++ symbols.
+// here in C++ against the headers the open_spiel wheel ships. setup.py builds
+// it as a plain shared library; OpenSpiel's own symbols come from pyspiel.so,
+// which exports them, when openspiel_mcts.py loads it.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -31,7 +32,14 @@ class TrivialEvaluator : public open_spiel::algorithms::Evaluator {
 
 }  // namespace
 
+#ifndef AZERO_OPENSPIEL_VERSION
+#error "setup.py defines AZERO_OPENSPIEL_VERSION: the open_spiel version of the headers"
+#endif
+
 extern "C" {
+
+// The open_spiel version whose headers this library was compiled against.
+const char* azero_openspiel_version() { return AZERO_OPENSPIEL_VERSION; }
 
 // Plays `moves` moves of MCTSBot self-play (restarting finished games) with
 // `sims` simulations each. evaluator: 0 = trivial, 1 = one random rollout.

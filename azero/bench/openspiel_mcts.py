@@ -1,65 +1,66 @@
 """OpenSpiel's C++ MCTSBot as a benchmark peer.
 
-The C++ shim (openspiel_mcts.cc beside this file) is compiled on first use against the
-headers that ship in the open_spiel wheel and linked against pyspiel.so; the
-result is cached under ~/.cache/azero keyed by the source and pyspiel.so, so
-later runs start at once. Needs a C++17 compiler (g++).
+The C++ side (openspiel_mcts.cc beside this file) is built by setup.py with the other
+extensions, as a plain shared library against the headers of the open_spiel wheel, and loaded
+here through ctypes. It is optional: where it could not be built, or was built against another
+open_spiel than the one installed, `PeerUnavailable` says why and `azero bench mcts` leaves the
+OpenSpiel rows out.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
+import importlib.metadata
 import os
 import shutil
-import subprocess
 import sysconfig
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parent / "openspiel_mcts.cc"
+LIBRARY = Path(__file__).resolve().parent / f"_openspiel_mcts{sysconfig.get_config_var('EXT_SUFFIX') or '.so'}"
 TRIVIAL, RANDOM_ROLLOUT = 0, 1
+REBUILD = "rebuild with `pip install -e .` (or `python setup.py build_ext --inplace`)"
 
 
-class PeerBuildError(RuntimeError):
-    """The OpenSpiel peer could not be compiled (message says why)."""
+class PeerUnavailable(RuntimeError):
+    """The OpenSpiel peer library cannot be used here (the message says why)."""
 
 
-def _site_packages() -> Path:
+def _why_not_built(pyspiel_dir: Path) -> str:
+    """The likely reason setup.py skipped the peer (its build output says for sure)."""
+    if not (pyspiel_dir / "open_spiel" / "algorithms" / "mcts.h").is_file():
+        return "the open_spiel package has no C++ headers"
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        return "no C++ compiler (g++, or $CXX) was found"
+    return "the build skipped or failed it; its output says why"
+
+
+def load_library() -> ctypes.CDLL:
     import pyspiel
 
-    return Path(pyspiel.__file__).resolve().parent
-
-
-def build_library(cache_dir: Path | None = None) -> Path:
-    site = _site_packages()
-    pyspiel_so = site / Path(__import__("pyspiel").__file__).name
-    key = hashlib.sha256(SOURCE.read_bytes() + str(pyspiel_so.stat().st_mtime_ns).encode()).hexdigest()[:16]
-    cache_dir = cache_dir or Path(os.path.expanduser("~/.cache/azero"))
-    out = cache_dir / f"openspiel_mcts_{key}{sysconfig.get_config_var('SHLIB_SUFFIX') or '.so'}"
-    if out.exists():
-        return out
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
-    if cxx is None:
-        raise PeerBuildError("no C++ compiler found (set CXX or install g++) to build the OpenSpiel peer")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp.so")
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC",
-           f"-I{site}", f"-I{site / 'open_spiel' / 'abseil-cpp'}", f"-I{site / 'open_spiel' / 'json' / 'include'}",
-           str(SOURCE), "-o", str(tmp), str(pyspiel_so), f"-Wl,-rpath,{site}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise PeerBuildError(f"building the OpenSpiel MCTS peer failed:\n{' '.join(cmd)}\n{r.stderr[-3000:]}")
-    os.replace(tmp, out)  # atomic: a concurrent run never loads a half-written library
-    return out
+    pyspiel_path = Path(pyspiel.__file__).resolve()
+    if not LIBRARY.is_file():
+        raise PeerUnavailable(f"the OpenSpiel peer {LIBRARY.name} was not built ({_why_not_built(pyspiel_path.parent)}); "
+                              f"{REBUILD}")
+    # The peer's OpenSpiel symbols are defined in pyspiel.so, which Python loaded privately
+    # (RTLD_LOCAL); opening it again with RTLD_GLOBAL makes them visible to the peer.
+    ctypes.CDLL(str(pyspiel_path), mode=os.RTLD_NOW | os.RTLD_GLOBAL)
+    try:
+        lib = ctypes.CDLL(str(LIBRARY))
+    except OSError as e:
+        raise PeerUnavailable(f"the OpenSpiel peer {LIBRARY} does not load ({e}); {REBUILD}") from e
+    lib.azero_openspiel_version.restype = ctypes.c_char_p
+    built, installed = lib.azero_openspiel_version().decode(), importlib.metadata.version("open_spiel")
+    if built != installed:
+        raise PeerUnavailable(f"the OpenSpiel peer was built against open_spiel {built}, but {installed} is "
+                              f"installed; {REBUILD}")
+    return lib
 
 
 class OpenSpielMCTS:
     """pyspiel.MCTSBot self-play with a C++ trivial or random-rollout evaluator."""
 
-    def __init__(self, cache_dir: Path | None = None):
-        import pyspiel  # noqa: F401  (loads pyspiel.so before the shim that links to it)
-
-        lib = ctypes.CDLL(str(build_library(cache_dir)))
+    def __init__(self):
+        lib = load_library()
         self._fn = lib.azero_openspiel_mcts
         self._fn.restype = ctypes.c_double
         self._fn.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,

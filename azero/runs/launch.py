@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -35,6 +36,15 @@ def compose_resume(run_dir: RunDir, overrides: list[str]):
         raise ConfigError(f"cannot resume {run_dir.path}: {e}") from e
     validate(cfg)
     return cfg
+
+
+def ray_auth_mode(run) -> None:
+    """A local Ray instance (run.ray_address null) uses token authentication, said explicitly: Ray
+    2.60 turns it on for local clusters anyway and warns on every run while the mode is unset. A
+    mode the user set (RAY_AUTH_MODE=disabled, say) is kept. Called before ray is imported: the
+    driver reads the mode once, at import, while the processes it starts read the environment."""
+    if run.runner == "ray" and run.ray_address is None and "ray" not in sys.modules:
+        os.environ.setdefault("RAY_AUTH_MODE", "token")
 
 
 def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | None, resume: str | None) -> dict:
@@ -72,6 +82,7 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
     rd.create()
     try:
         if obj.run.runner == "ray":
+            ray_auth_mode(obj.run)
             from azero.runs.ray_runner import RayRun
 
             runner = RayRun(obj, rd)

@@ -37,40 +37,15 @@ def make_output_dir(path: str | Path, option: str) -> Path:
 class RunDir:
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        # the layout of the module docstring
+        self.config_file, self.state_file = self.path / "config.yaml", self.path / "state.json"
+        self.checkpoints, self.replay, self.sgf, self.logs, self.tensorboard = (
+            self.path / name for name in ("checkpoints", "replay", "sgf", "logs", "tb"))
 
     @classmethod
     def default_name(cls, game: str) -> Path:
         safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in game)
         return Path("runs") / f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-    # sub-paths --------------------------------------------------------------
-    @property
-    def config_file(self) -> Path:
-        return self.path / "config.yaml"
-
-    @property
-    def state_file(self) -> Path:
-        return self.path / "state.json"
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.path / "checkpoints"
-
-    @property
-    def replay(self) -> Path:
-        return self.path / "replay"
-
-    @property
-    def sgf(self) -> Path:
-        return self.path / "sgf"
-
-    @property
-    def logs(self) -> Path:
-        return self.path / "logs"
-
-    @property
-    def tensorboard(self) -> Path:
-        return self.path / "tb"
 
     def create(self) -> None:
         make_output_dir(self.path, "--run-dir")

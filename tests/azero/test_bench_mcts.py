@@ -21,3 +21,21 @@ def test_a_lane_keeps_playing_past_finished_games():
     for _ in range(20):
         sims, _ = lane._move()
         assert sims == 8 * 2
+
+
+def test_the_openspiel_peer_runs_where_built_and_says_why_not_elsewhere(monkeypatch, tmp_path):
+    import pytest
+
+    from azero.bench import mcts, openspiel_mcts
+
+    if openspiel_mcts.LIBRARY.is_file():  # setup.py built it (a C++ compiler and open_spiel's headers)
+        sims, seconds = openspiel_mcts.OpenSpielMCTS().run("tic_tac_toe", simulations=10, moves=3)
+        assert sims == 30 and seconds >= 0
+    monkeypatch.setattr(openspiel_mcts, "LIBRARY", tmp_path / "_openspiel_mcts.so")
+    with pytest.raises(openspiel_mcts.PeerUnavailable, match="was not built .*pip install -e"):
+        openspiel_mcts.OpenSpielMCTS()
+    lines = []
+    out = mcts.run_mcts_bench(["tictactoe"], batch=2, simulations=8, seconds=0.05, twin_seconds=0.05, threads=2,
+                              thread_batch=2, log=lines.append)
+    assert any(line.startswith("OpenSpiel C++ peer unavailable, its rows are left out: ") for line in lines)
+    assert set(out["tictactoe"]) == {"trivial_vs_twin", "thread_scaling"}

@@ -1,7 +1,6 @@
 """The training loop end to end: learning, resume after SIGKILL, bad files, Ray."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -27,6 +26,20 @@ TINY = ["run.log_every_s=1", "model.blocks=1", "model.channels=16", "model.value
 
 def azero(args, timeout=600, **kw):
     return subprocess.run(AZERO + args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def start_tiny_run(run: Path, *settings: str) -> subprocess.Popen:
+    """`azero selfplay` of a tiny tic-tac-toe run in the background, its output on stdout."""
+    args = ["selfplay", "--game", "tictactoe", "--run-dir", str(run), *settings, *TINY]
+    return subprocess.Popen(AZERO + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def wait_until(condition, timeout_s: float = 300.0) -> bool:
+    """Poll `condition` until it holds or `timeout_s` has passed; its last value."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline and not condition():
+        time.sleep(0.2)
+    return condition()
 
 
 def shard_positions(run: Path):
@@ -114,15 +127,11 @@ def test_trained_agent_beats_random(trained_run):
 
 def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
     run = tmp_path / "run"
-    args = ["selfplay", "--game", "tictactoe", "--run-dir", str(run), "train.steps=400",
-            "train.checkpoint_every=20", *TINY]
-    proc = subprocess.Popen(AZERO + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = start_tiny_run(run, "train.steps=400", "train.checkpoint_every=20")
     try:
         # Wait for the first checkpoint, then kill without warning.
-        deadline = time.time() + 300
-        while time.time() < deadline and latest_checkpoint(run / "checkpoints") is None:
-            time.sleep(0.2)
-        assert latest_checkpoint(run / "checkpoints") is not None, "no checkpoint before the deadline"
+        assert wait_until(lambda: latest_checkpoint(run / "checkpoints") is not None), \
+            "no checkpoint before the deadline"
         time.sleep(1.0)
     finally:
         proc.send_signal(signal.SIGKILL)
@@ -143,14 +152,11 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
 
 def test_sigterm_stops_with_a_checkpoint_of_the_last_step(tmp_path):
     run = tmp_path / "run"
-    args = ["selfplay", "--game", "tictactoe", "--run-dir", str(run), "train.steps=100000",
-            "train.checkpoint_every=100000", *TINY]
-    proc = subprocess.Popen(AZERO + args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = start_tiny_run(run, "train.steps=100000", "train.checkpoint_every=100000")
     try:
         progress = run / "logs" / "progress.log"
-        deadline = time.time() + 300
-        while time.time() < deadline and not (progress.exists() and "loss " in progress.read_text()):
-            time.sleep(0.2)  # until the trainer has taken steps (no periodic checkpoint: every 100000)
+        # until the trainer has taken steps (no periodic checkpoint: every 100000)
+        wait_until(lambda: progress.exists() and "loss " in progress.read_text())
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=120)
     finally:
@@ -241,7 +247,7 @@ def test_ray_run_survives_the_death_of_every_role(tmp_path):
             # one role at a time, each once games have moved on since the previous kill
             deadline = time.time() + 600
             for name, victim in (("worker", runner.workers[0]), ("server", runner.server),
-                                 ("trainer", runner.trainer), ("buffer", runner.buffer)):
+                                 ("trainer", runner.learner), ("buffer", runner.buffer)):
                 seen = runner.games_total
                 while runner.games_total <= seen and time.time() < deadline:
                     time.sleep(0.1)

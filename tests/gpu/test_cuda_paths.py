@@ -1,7 +1,7 @@
 """The CUDA code paths (bf16 autocast, channels_last, the inference server, CUDA RNG in
 checkpoints, a self-play run on the GPU) against their CPU twins.
 
-CI has no GPU, so these skip there; scripts/gpu_burst.sh runs them first on a lent GPU.
+CI has no GPU, so these skip there; experiments/gpu_burst.sh runs them first on a lent GPU.
 """
 
 import subprocess

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The ablation arms' round robin (issue 16): every finished arm of scripts/go_ablate.sh at 200
+# The ablation arms' round robin (issue 16): every finished arm of experiments/go_ablate.sh at 200
 # simulations, GNU Go level 1 and random play, 16 games per pair (colours alternating), Elo with 95%
 # intervals anchored at random = 0. Resumable; run it again after more arms finish and the new
 # arms join (games already played are kept). AZERO= as in go_ablate.sh.

@@ -4,10 +4,10 @@
 #   vs-openspiel-final/ 100 games at 800 simulations against OpenSpiel MCTS with 1000 rollouts
 #   c4curve/           raw and @100 accuracy of every 2nd checkpoint vs wall clock and positions
 # Each step is skipped when its output exists, so a stopped evaluation resumes.
-# Usage: scripts/c4_eval.sh runs/c4-t16 [STEP]   (STEP: default the newest checkpoint)
+# Usage: experiments/c4_eval.sh runs/c4-t16 [STEP]   (STEP: default the newest checkpoint)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUN=${1:?usage: scripts/c4_eval.sh RUN_DIR [STEP]}
+RUN=${1:?usage: experiments/c4_eval.sh RUN_DIR [STEP]}
 AZ=${AZ:-.venv/bin/azero}
 if [ $# -ge 2 ]; then
   CKPT=$(printf "%s/checkpoints/ckpt_%09d.safetensors" "$RUN" "$2")

@@ -22,4 +22,4 @@ run temp16 selfplay.temperature_moves=16
 run temp16-qmix selfplay.temperature_moves=16 selfplay.value_q_weight=0.5
 # Random openings (selfplay.random_opening_moves): compare with base.
 run rand8 selfplay.random_opening_moves=8
-python3 scripts/c4_ablate_summary.py runs/c4-ablate
+python3 experiments/c4_ablate_summary.py runs/c4-ablate

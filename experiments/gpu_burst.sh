@@ -6,7 +6,7 @@
 # The machine has torch but not hydra/omegaconf/sgfmill: copy those pure-Python packages
 # from .venv's site-packages to .dev/site (git-ignored) and carry .dev and the run dir.
 # Usage, from the repo root on the device:
-#   scripts/gpu_burst.sh RUN_DIR MINUTES OUTDIR [KEY=VALUE overrides for the resumed run]
+#   experiments/gpu_burst.sh RUN_DIR MINUTES OUTDIR [KEY=VALUE overrides for the resumed run]
 set -uo pipefail
 RUN=${1:?usage: gpu_burst.sh RUN_DIR MINUTES OUTDIR [overrides]}; MIN=$2; OUTDIR=$3; shift 3
 export PYTHONPATH=$PWD/.dev/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1

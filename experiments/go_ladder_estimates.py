@@ -1,6 +1,6 @@
 """Where Go games against GNU Go were lost: GNU Go's own score estimate at fixed move numbers.
 
-    python scripts/go_ladder_estimates.py runs/go-long/eval/ladder3 [--at 30,50,70] [--gnugo /usr/games/gnugo]
+    python experiments/go_ladder_estimates.py runs/go-long/eval/ladder3 [--at 30,50,70] [--gnugo /usr/games/gnugo]
 
 For every recorded game of a tournament folder with an mcts: player, replays the first N
 moves into a fresh GNU Go (level 10, Chinese rules) and asks `estimate_score`; prints the
