@@ -12,7 +12,8 @@
 #   nogil helpers is_legal(const State*, int32_t), play(State*, int32_t), legal_row(const State*,
 #       uint8_t* [NUM_ACTIONS]), encode_row(const State*, float* [OBS_SIZE]), playout(State*, uint64_t)
 #   cdef str occupied(int32_t action): why a legal-range action is illegal in an ongoing game
-# and afterwards its States class as a subclass of BitboardStates that adds board() and render().
+#   cell(const State*, int r, int c): 0 empty, 1 player 0, 2 player 1 at row r (0 = top), column c
+# and afterwards its States class as a subclass of BitboardStates that adds render().
 #
 # Every batched method validates its Python arguments once, then runs one `with nogil:` loop over
 # `noexcept nogil` helpers; nothing touches Python per state.
@@ -374,6 +375,18 @@ cdef class BitboardStates:
     cdef _check_scalar_index(self, index):
         if not isinstance(index, (int, np.integer)) or not 0 <= index < self._n:
             raise IndexError(f"state index must be an int in [0, {self._n}), got {index!r}")
+
+    def board(self, index):
+        """int8 [H, W] (OBS_SHAPE[1:]): 0 empty, 1 player 0 (X), 2 player 1 (O); row 0 is the top row."""
+        self._check_scalar_index(index)
+        out = np.zeros(OBS_SHAPE[1:], dtype=np.int8)
+        cdef int8_t[:, ::1] o = out
+        cdef const State* s = &self._s[<Py_ssize_t>index]
+        cdef Py_ssize_t r, c
+        for r in range(o.shape[0]):
+            for c in range(o.shape[1]):
+                o[r, c] = cell(s, r, c)
+        return out
 
     cdef str _status_line(self, Py_ssize_t b):
         """render()'s last line: who is to move, or the result (X = player 0, O = player 1)."""

@@ -118,6 +118,12 @@ cdef str occupied(int32_t action):
     return f"column {action + 1} is full"
 
 
+cdef inline int8_t cell(const C4State* s, int r, int c) noexcept nogil:
+    """board(): 0 empty, 1 player 0, 2 player 1 at row r (0 = the top row), column c."""
+    cdef int bit = c * STRIDE + (HEIGHT - 1 - r)
+    return ((s.stones[0] >> bit) & 1) + 2 * ((s.stones[1] >> bit) & 1)
+
+
 include "_bitboard_states.pxi"
 
 
@@ -126,19 +132,6 @@ cdef class Connect4States(BitboardStates):
 
     Construct through Connect4Game.new_states(batch).
     """
-
-    def board(self, index):
-        """int8 [6, 7]: 0 empty, 1 player 0, 2 player 1; row 0 is the top row."""
-        self._check_scalar_index(index)
-        out = np.zeros((HEIGHT, WIDTH), dtype=np.int8)
-        cdef int8_t[:, ::1] o = out
-        cdef const C4State* s = &self._s[<Py_ssize_t>index]
-        cdef int r, c, bit
-        for r in range(HEIGHT):
-            for c in range(WIDTH):
-                bit = c * STRIDE + (HEIGHT - 1 - r)
-                o[r, c] = ((s.stones[0] >> bit) & 1) + 2 * ((s.stones[1] >> bit) & 1)
-        return out
 
     def render(self, index):
         """The board with X = player 0, O = player 1, column numbers, and who is to move or won."""

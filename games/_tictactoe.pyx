@@ -129,6 +129,12 @@ cdef str occupied(int32_t action):
     return f"cell {action} (row {action // SIZE}, column {action % SIZE}) is occupied"
 
 
+cdef inline int8_t cell(const TTTState* s, int r, int c) noexcept nogil:
+    """board(): 0 empty, 1 player 0 (X), 2 player 1 (O) at row r (0 = top), column c."""
+    cdef int i = r * SIZE + c
+    return ((s.stones[0] >> i) & 1) + 2 * ((s.stones[1] >> i) & 1)
+
+
 include "_bitboard_states.pxi"
 
 
@@ -138,17 +144,6 @@ cdef class TicTacToeStates(BitboardStates):
     Construct through TicTacToeGame.new_states(batch).
     """
 
-
-    def board(self, index):
-        """int8 [3, 3]: 0 empty, 1 player 0 (X), 2 player 1 (O); row 0 is the top row."""
-        self._check_scalar_index(index)
-        out = np.zeros((SIZE, SIZE), dtype=np.int8)
-        cdef int8_t[:, ::1] o = out
-        cdef const TTTState* s = &self._s[<Py_ssize_t>index]
-        cdef int i
-        for i in range(NUM_CELLS):
-            o[i // SIZE, i % SIZE] = ((s.stones[0] >> i) & 1) + 2 * ((s.stones[1] >> i) & 1)
-        return out
 
     def render(self, index):
         """The board (X = player 0, O = player 1) beside the action numbers, and who is to move or won."""
