@@ -49,16 +49,25 @@ class EvaluatorOutputError(ValueError):
     """An evaluator returned NaN / infinite values or negative / non-finite priors."""
 
 
-cdef object _readonly(object arr):
-    """A read-only view of arr (which stays alive as the view's base)."""
-    view = arr.view()
-    view.flags.writeable = False
-    return view
-
-
 cdef inline void* _data(object arr):
     """Data pointer of an array the tree allocated itself (C-contiguous, its own dtype)."""
     return cnp.PyArray_DATA(<cnp.ndarray>arr)
+
+
+cdef object _owned(object arr, void** data):
+    """arr, a fresh array the tree owns, with its data pointer stored in *data (for the nogil code)."""
+    data[0] = _data(arr)
+    return arr
+
+
+cdef object _public(object arr, void** data):
+    """_owned, returned as a read-only view for a public field: the raw pointer was taken from the
+    writable owner (kept alive as the view's base), and a stray write from Python, e.g. to num_nodes,
+    could otherwise send the nogil code outside its buffers."""
+    data[0] = _data(arr)
+    view = arr.view()
+    view.flags.writeable = False
+    return view
 
 
 cdef char* _array_data(object arr, int typenum, bint writeable):
