@@ -387,13 +387,9 @@ cdef class GoStates:
         return out
 
     def to_play(self, out=None):
-        """int8 [B]: player to move, 0 = Black, 1 = White."""
+        """int8 [B]: player to move, 0 = Black, 1 = White (the parity of num_moves)."""
         out = check_out(out, (self.B,), np.int8, "to_play")
-        cdef int8_t[::1] o = out
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self.B):
-                o[b] = (<Header*>(self.buf + b * self.g.stride)).num_moves & 1
+        np.bitwise_and(self.num_moves(), 1, out=out, casting="unsafe")
         return out
 
     def num_moves(self, out=None):
@@ -406,17 +402,21 @@ cdef class GoStates:
                 o[b] = (<Header*>(self.buf + b * self.g.stride)).num_moves
         return out
 
-    def outcome(self, out=None):
-        """float32 [B]: +1 Black (player 0) won, -1 White won, 0 draw or not over."""
-        out = check_out(out, (self.B,), np.float32, "outcome")
+    cdef _state_values(self, out, str name, StateValue value):
+        """float32 [B] from one value function per state (outcome, score)."""
+        out = check_out(out, (self.B,), np.float32, name)
         cdef float[::1] o = out
         cdef Py_ssize_t b
         cdef SV v
         with nogil:
             for b in range(self.B):
                 bind(&v, self.buf + b * self.g.stride, self.g)
-                o[b] = outcome_of(&v)
+                o[b] = value(&v, self.g)
         return out
+
+    def outcome(self, out=None):
+        """float32 [B]: +1 Black (player 0) won, -1 White won, 0 draw or not over."""
+        return self._state_values(out, "outcome", outcome_value)
 
     def query(self, Py_ssize_t n, legal, terminal, to_play, outcome):
         """legal_mask, terminal, to_play and outcome of states [0, n) in one call, into rows [0, n)
@@ -445,15 +445,7 @@ cdef class GoStates:
 
     def score(self, out=None):
         """float32 [B]: Tromp-Taylor black area - white area - komi of the position as it stands."""
-        out = check_out(out, (self.B,), np.float32, "score")
-        cdef float[::1] o = out
-        cdef Py_ssize_t b
-        cdef SV v
-        with nogil:
-            for b in range(self.B):
-                bind(&v, self.buf + b * self.g.stride, self.g)
-                o[b] = tt_score(&v, self.g)
-        return out
+        return self._state_values(out, "score", tt_score)
 
     def final_score(self, out=None):
         """float32 [B]: the final score (as score()) of each finished game, 0 for a game not over;

@@ -198,6 +198,11 @@ cdef inline float outcome_of(const SV* v) noexcept nogil:
     return 1.0 if v.h.score > 0.0 else -1.0
 
 
+cdef float outcome_value(const SV* v, const Geo* g) noexcept nogil:
+    """outcome_of as a StateValue (GoStates.outcome)."""
+    return outcome_of(v)
+
+
 cdef void playout_row(SV* v, const Geo* g, uint64_t seed, Py_ssize_t b) noexcept nogil:
     """Play uniformly random legal moves (pass included) until the game ends.
 

@@ -57,6 +57,9 @@ cdef int tt_area(const SV* v, const Geo* g, int8_t* own) noexcept nogil:
     return diff
 
 
+# One float per state (GoStates._state_values: outcome, score).
+ctypedef float (*StateValue)(const SV* v, const Geo* g) noexcept nogil
+
 # One int8 value per point of a state (GoStates._point_rows: ownership, pass_alive).
 ctypedef void (*PointRow)(const SV* v, const Geo* g, int8_t* out) noexcept nogil
 

@@ -144,7 +144,6 @@ cdef class TicTacToeStates(BitboardStates):
     Construct through TicTacToeGame.new_states(batch).
     """
 
-
     def render(self, index):
         """The board (X = player 0, O = player 1) beside the action numbers, and who is to move or won."""
         grid = self.board(index)
