@@ -5,6 +5,7 @@ and on when AZERO_DEBUG=1 is set at build time (`AZERO_DEBUG=1 pip install -e .`
 which also compiles without optimisation so gdb and sanitizers are useful.
 """
 
+import glob
 import importlib.metadata
 import importlib.util
 import os
@@ -35,11 +36,16 @@ def _extensions():
     for name, source in EXTENSIONS:
         if not os.path.exists(source) or only not in source:
             continue
+        # The engines are split by concept into .pxi includes and C headers next to their .pyx (for
+        # example search/_mcts_*.pxi, search/_mcts_simd.h): editing one rebuilds its folder's modules.
+        folder = os.path.dirname(source)
+        parts = sorted(glob.glob(os.path.join(folder, "*.pxi")) + glob.glob(os.path.join(folder, "*.h")))
         exts.append(
             Extension(
                 name,
                 [source],
-                include_dirs=[np.get_include()],
+                include_dirs=[np.get_include(), folder],
+                depends=parts,
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_compile_args=compile_args,
             )

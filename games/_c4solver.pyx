@@ -1,9 +1,9 @@
 # cython: language_level=3, wraparound=False, boundscheck=False, cdivision=True
 """A perfect connect-four solver: bitboard negamax, alpha-beta, transposition table.
 
-Board layout is azero.games._connect4's: bit `c * 7 + r` is column c (0 = left),
-row r (0 = bottom); the 7th bit of every column is an always-empty sentinel, so
-shifts by 1, 6, 7 and 8 never carry a line from one column into the next.
+Board layout is azero.games._connect4's, defined once in games/_c4_board.pxi: bit
+`c * 7 + r` is column c (0 = left), row r (0 = bottom); the 7th bit of every column is an
+always-empty sentinel, so shifts by 1, 6, 7 and 8 never carry a line from one column into the next.
 
 A position is (current, mask, moves): the stones of the player to move, all
 stones, and how many have been played. Its value is the usual exact score
@@ -62,11 +62,9 @@ cdef inline int popcount64(uint64_t x) noexcept nogil:
         n += 1
     return n
 
+include "_c4_board.pxi"
+
 cdef enum:
-    WIDTH = 7
-    HEIGHT = 6
-    STRIDE = 7           # bits per column: HEIGHT rows + 1 sentinel
-    CELLS = 42
     NO_LOWER = -128      # table bound sentinels: "nothing known"
     NO_UPPER = 127
     MIN_TABLE = 131101   # smallest table size: a prime > 2**17, so the CRT argument above holds
@@ -77,17 +75,6 @@ cdef enum:
     WDL = 1
     OPTIMAL = 2
 
-
-cdef uint64_t _bottom_row() noexcept nogil:
-    cdef uint64_t bits = 0
-    cdef int c
-    for c in range(WIDTH):
-        bits |= <uint64_t>1 << (c * STRIDE)
-    return bits
-
-cdef uint64_t BOTTOM = _bottom_row()                                  # row 0 of every column
-cdef uint64_t BOARD = BOTTOM * ((<uint64_t>1 << HEIGHT) - 1)          # every playable cell
-cdef uint64_t COLUMN = (<uint64_t>1 << HEIGHT) - 1                    # column 0's cells
 
 # Columns centre first: 3, 2, 4, 1, 5, 0, 6.
 cdef int ORDER[WIDTH]
@@ -152,21 +139,6 @@ cdef inline uint64_t nonlosing_moves(uint64_t cur, uint64_t mask) noexcept nogil
         moves = forced
     # Playing directly below an opponent's winning cell lets them play into it.
     return moves & ~(opp_win >> 1)
-
-
-cdef inline bint has_four(uint64_t b) noexcept nogil:
-    cdef uint64_t m
-    m = b & (b >> 1)
-    if m & (m >> 2):
-        return True
-    m = b & (b >> STRIDE)
-    if m & (m >> (2 * STRIDE)):
-        return True
-    m = b & (b >> (STRIDE - 1))
-    if m & (m >> (2 * (STRIDE - 1))):
-        return True
-    m = b & (b >> (STRIDE + 1))
-    return (m & (m >> (2 * (STRIDE + 1)))) != 0
 
 
 cdef inline void store(Table* t, uint64_t key, int lower, int upper) noexcept nogil:

@@ -3,14 +3,11 @@
 
 Cell (r, c) (r = 0 top, c = 0 left) is bit and action r * 3 + c of each
 player's uint16. A player has won iff one of the 8 line masks is a subset of
-their stones.
+their stones. The batch machinery is games/_bitboard_states.pxi's (shared with
+connect four); what is tic-tac-toe's own lives here.
 
-Every batched method validates its Python arguments once, then runs one
-`with nogil:` loop over `noexcept nogil` helpers; nothing touches Python per
-state. The GIL is released in those loops so that other threads (an inference
-server, say) keep running; like a numpy array, one States object must not be
-mutated from two threads at once. See azero.games.base for the interface and
-its conventions.
+Observations: float32 [3, 3, 3]: own marks, opponent marks, all ones iff player 0 (X)
+is to move. See azero.games.base for the interface and its conventions.
 """
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
@@ -19,17 +16,16 @@ from libc.string cimport memcpy
 
 from leaf_api cimport LEAF_API_VERSION, LeafApi, leaf_api_capsule
 
-import operator
-
 import numpy as np
 
 from azero.games import base as _base
-from azero.games.base import IllegalActionError, check_actions, check_index, check_out, check_paths, check_query
 
 cdef enum:
     SIZE = 3
     NUM_CELLS = 9       # = NUM_ACTIONS = MAX_MOVES
+    NUM_ACTIONS = NUM_CELLS
     NUM_PLANES = 3
+    OBS_SIZE = NUM_PLANES * NUM_CELLS
     FULL = 0x1FF        # all nine cells
     NO_ACTION = -1      # C copy of azero.games.base.NO_ACTION for nogil code (checked below)
 
@@ -42,6 +38,10 @@ cdef enum:
     WON_P1 = 2
     DRAWN = 3
 
+OBS_SHAPE = (NUM_PLANES, SIZE, SIZE)
+cdef const char* ENGINE = b"TicTacToeStates"  # the leaf API engine name
+GAME = "tic-tac-toe"
+
 # The 8 winning lines: three rows, three columns, two diagonals.
 cdef uint16_t LINES[8]
 LINES[:] = [0x007, 0x038, 0x1C0, 0x049, 0x092, 0x124, 0x111, 0x054]
@@ -52,6 +52,8 @@ ctypedef struct TTTState:
     int8_t to_play      # player to move next (also after the game ended)
     int8_t num_moves    # stones on the board, 0..9
     int8_t status       # ONGOING / WON_P0 / WON_P1 / DRAWN; all-zero bytes = initial position
+
+ctypedef TTTState State
 
 
 cdef inline bint has_line(uint16_t b) noexcept nogil:
@@ -87,32 +89,6 @@ cdef inline void play(TTTState* s, int32_t cell) noexcept nogil:
         s.status = DRAWN
 
 
-cdef inline float outcome_of(const TTTState* s) noexcept nogil:
-    if s.status == WON_P0:
-        return 1.0
-    if s.status == WON_P1:
-        return -1.0
-    return 0.0
-
-
-# splitmix64 (Steele, Lea, Flood 2014): tiny, statistically solid, and seeded per
-# state so a playout depends only on (seed, b), never on B or on thread order.
-cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
-    z = (z ^ (z >> 30)) * <uint64_t>0xBF58476D1CE4E5B9ULL
-    z = (z ^ (z >> 27)) * <uint64_t>0x94D049BB133111EBULL
-    return z ^ (z >> 31)
-
-
-cdef inline uint64_t next_u64(uint64_t* state) noexcept nogil:
-    state[0] += <uint64_t>0x9E3779B97F4A7C15ULL
-    return mix64(state[0])
-
-
-cdef inline uint64_t stream_seed(uint64_t seed, uint64_t b) noexcept nogil:
-    # Mixing the seed before adding b keeps streams (seed, b) and (seed + 1, b - 1) apart.
-    return mix64(mix64(seed) + b * <uint64_t>0xD1B54A32D192ED03ULL)
-
-
 cdef inline float playout(TTTState* s, uint64_t rng) noexcept nogil:
     cdef int32_t cells[NUM_CELLS]
     cdef int n, i
@@ -129,371 +105,49 @@ cdef inline float playout(TTTState* s, uint64_t rng) noexcept nogil:
     return outcome_of(s)
 
 
-cdef const int64_t[::1] as_indices(object index, Py_ssize_t n):
-    """base.check_index with a fast path: a C-contiguous 1-D int64 array is range-checked in C.
-
-    Anything else, and any failure, goes through check_index itself, so conversions
-    and error messages are exactly the shared ones.
-    """
-    cdef const int64_t[::1] idx
-    cdef Py_ssize_t k
-    cdef bint ok = True
-    if not (type(index) is np.ndarray and index.ndim == 1 and index.dtype == np.int64
-            and index.flags.c_contiguous):
-        return check_index(index, n)
-    idx = index
-    with nogil:
-        for k in range(idx.shape[0]):
-            if idx[k] < 0 or idx[k] >= n:
-                ok = False
-                break
-    if not ok:
-        check_index(index, n)  # raises the shared error message
-    return idx
-
-
-# The leaf API (games/leaf_api.pxd): the search's per-step calls, shared with the Python methods
-# load_paths / query / encode below. ctx is &TicTacToeStates._s (a TTTState**): apply_paths swaps the
-# array behind that field, the field itself stays put.
-
-cdef Py_ssize_t ttt_load_paths(void* dst, const void* src, const int64_t* games, const int32_t* paths,
-                               Py_ssize_t m, Py_ssize_t length, Py_ssize_t* bad_step) noexcept nogil:
-    cdef TTTState* d = (<TTTState**>dst)[0]
-    cdef const TTTState* s = (<TTTState**>src)[0]
-    cdef Py_ssize_t k, j
-    cdef int32_t a
-    for k in range(m):
-        d[k] = s[games[k]]
-        for j in range(length):
-            a = paths[k * length + j]
-            if a == NO_ACTION:
-                continue
-            if not is_legal(&d[k], a):
-                bad_step[0] = j
-                return k
-            play(&d[k], a)
-    return -1
-
-
-cdef void ttt_query(const void* ctx, Py_ssize_t n, uint8_t* legal, uint8_t* terminal, int8_t* to_play,
-                    float* outcome) noexcept nogil:
-    cdef const TTTState* s = (<TTTState**>ctx)[0]
-    cdef Py_ssize_t b
+cdef inline void legal_row(const TTTState* s, uint8_t* out) noexcept nogil:
+    """out[i] = whether cell i is playable (all 0 once the game is over)."""
+    cdef uint16_t bits = legal_cells(s)
     cdef int i
-    cdef uint16_t bits
-    for b in range(n):
-        bits = legal_cells(&s[b])
-        for i in range(NUM_CELLS):
-            legal[b * NUM_CELLS + i] = (bits >> i) & 1
-        terminal[b] = s[b].status != ONGOING
-        to_play[b] = s[b].to_play
-        outcome[b] = outcome_of(&s[b])
+    for i in range(NUM_CELLS):
+        out[i] = (bits >> i) & 1
 
 
-cdef void ttt_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
-    """Rows [0, n) of encode(): 3 planes of 3 x 3 per state."""
-    cdef const TTTState* s = (<TTTState**>ctx)[0]
-    cdef Py_ssize_t b
+cdef inline void encode_row(const TTTState* s, float* planes) noexcept nogil:
+    """One observation: 3 planes of 3 x 3; cell i = r * 3 + c is also its offset in a plane."""
     cdef int i
-    cdef uint16_t own, opp
-    cdef float colour
-    cdef float* planes  # the 3 * 9 floats of state b; cell i = r * 3 + c is also its offset
-    for b in range(n):
-        planes = out + b * (NUM_PLANES * NUM_CELLS)
-        own = s[b].stones[s[b].to_play]
-        opp = s[b].stones[1 - s[b].to_play]
-        colour = 1.0 if s[b].to_play == 0 else 0.0
-        for i in range(NUM_CELLS):
-            planes[i] = (own >> i) & 1
-            planes[NUM_CELLS + i] = (opp >> i) & 1
-            planes[2 * NUM_CELLS + i] = colour
+    cdef uint16_t own = s.stones[s.to_play]
+    cdef uint16_t opp = s.stones[1 - s.to_play]
+    cdef float colour = 1.0 if s.to_play == 0 else 0.0
+    for i in range(NUM_CELLS):
+        planes[i] = (own >> i) & 1
+        planes[NUM_CELLS + i] = (opp >> i) & 1
+        planes[2 * NUM_CELLS + i] = colour
 
 
-cdef class TicTacToeStates:
+cdef str occupied(int32_t action):
+    return f"cell {action} (row {action // SIZE}, column {action % SIZE}) is occupied"
+
+
+cdef inline int8_t cell(const TTTState* s, int r, int c) noexcept nogil:
+    """board(): 0 empty, 1 player 0 (X), 2 player 1 (O) at row r (0 = top), column c."""
+    cdef int i = r * SIZE + c
+    return ((s.stones[0] >> i) & 1) + 2 * ((s.stones[1] >> i) & 1)
+
+
+include "_bitboard_states.pxi"
+
+
+cdef class TicTacToeStates(BitboardStates):
     """A batch of tic-tac-toe positions (implements azero.games.base.States).
 
     Construct through TicTacToeGame.new_states(batch).
     """
 
-    cdef TTTState* _s        # [B] the positions
-    cdef TTTState* _scratch  # [B] spare buffer: apply_paths plays into it, then swaps
-    cdef Py_ssize_t _n
-    cdef LeafApi _api        # handed out by _leaf_api(); ctx = &self._s
-    cdef readonly object spec
-
-    def __cinit__(self, Py_ssize_t batch, object spec):
-        if batch < 0:
-            raise ValueError(f"batch must be >= 0, got {batch}")
-        self._n = batch
-        self.spec = spec
-        # calloc zeroes the memory, and all-zero bytes are the initial position.
-        self._s = <TTTState*>calloc(batch if batch > 0 else 1, sizeof(TTTState))
-        self._scratch = <TTTState*>calloc(batch if batch > 0 else 1, sizeof(TTTState))
-        if self._s == NULL or self._scratch == NULL:
-            raise MemoryError(f"cannot allocate {batch} tic-tac-toe states")
-        self._api.version = LEAF_API_VERSION
-        self._api.engine = b"TicTacToeStates"
-        self._api.ctx = &self._s
-        self._api.size = batch
-        self._api.num_actions = NUM_CELLS
-        self._api.obs_size = NUM_PLANES * NUM_CELLS
-        self._api.compatible = NULL
-        self._api.load_paths = ttt_load_paths
-        self._api.query = ttt_query
-        self._api.encode = ttt_encode
-        self._api.score = NULL      # no score beyond the outcome
-
-    def __dealloc__(self):
-        free(self._s)
-        free(self._scratch)
-
-    def __len__(self):
-        return self._n
-
-    def __repr__(self):
-        return f"TicTacToeStates(batch={self._n})"
-
-    def _leaf_api(self):
-        """PyCapsule of this batch's leaf API (games/leaf_api.pxd), for the search core."""
-        return leaf_api_capsule(&self._api, self)
-
-    cdef TicTacToeStates _empty(self, Py_ssize_t n):
-        return TicTacToeStates(n, self.spec)
-
-    def copy(self):
-        cdef TicTacToeStates out = self._empty(self._n)
-        memcpy(out._s, self._s, self._n * sizeof(TTTState))
-        return out
-
-    def take(self, index):
-        cdef const int64_t[::1] idx = as_indices(index, self._n)
-        cdef TicTacToeStates out = self._empty(idx.shape[0])
-        cdef Py_ssize_t k
-        with nogil:
-            for k in range(idx.shape[0]):
-                out._s[k] = self._s[idx[k]]
-        return out
-
-    def load_paths(self, TicTacToeStates src not None, index, paths):
-        """For k < len(index): self[k] = src[index[k]], then play paths[k] (NO_ACTION skipped).
-
-        The search's per-step leaf construction in one call into a preallocated batch.
-        Rows from len(index) on are untouched; after an IllegalActionError the first
-        len(index) rows are unspecified (this is a scratch batch).
-        """
-        cdef const int64_t[::1] idx = as_indices(index, src._n)
-        cdef Py_ssize_t n = idx.shape[0]
-        if n > self._n:
-            raise ValueError(f"load_paths: {n} rows requested but this batch holds {self._n}")
-        p_arr = check_paths(paths, n)
-        cdef const int32_t[:, ::1] p = p_arr
-        cdef Py_ssize_t bad = -1, bad_step = 0
-        if n == 0:
-            return
-        cdef const int32_t* pp = &p[0, 0] if p.shape[1] else NULL
-        with nogil:
-            bad = ttt_load_paths(&self._s, &src._s, &idx[0], pp, n, p.shape[1], &bad_step)
-        if bad >= 0:
-            raise IllegalActionError(
-                f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
-                f"{self._why_illegal(bad, p[bad, bad_step])}")
-
-    def put(self, index, TicTacToeStates src not None):
-        cdef const int64_t[::1] idx = as_indices(index, self._n)
-        cdef Py_ssize_t k
-        if len(src) != idx.shape[0]:
-            raise ValueError(f"put: src has {len(src)} states but index has {idx.shape[0]}")
-        if src is self:
-            src = self.copy()  # self.put(i, self) must read the states as they were before the call
-        with nogil:
-            for k in range(idx.shape[0]):
-                self._s[idx[k]] = src._s[k]
-
-    def reset(self, index=None):
-        cdef const int64_t[::1] idx
-        cdef Py_ssize_t k
-        cdef TTTState initial
-        initial.stones[0] = 0
-        initial.stones[1] = 0
-        initial.to_play = 0
-        initial.num_moves = 0
-        initial.status = ONGOING
-        if index is None:
-            with nogil:
-                for k in range(self._n):
-                    self._s[k] = initial
-            return
-        idx = as_indices(index, self._n)
-        with nogil:
-            for k in range(idx.shape[0]):
-                self._s[idx[k]] = initial
-
-    cdef str _why_illegal(self, Py_ssize_t b, int32_t action):
-        if action < 0 or action >= NUM_CELLS:
-            return f"out of range [0, {NUM_CELLS})"
-        if self._s[b].status != ONGOING:
-            return "the game is over"
-        return f"cell {action} (row {action // SIZE}, column {action % SIZE}) is occupied"
-
-    def apply(self, actions):
-        cdef const int32_t[::1] a = check_actions(actions, self._n)
-        cdef Py_ssize_t b, bad = -1
-        with nogil:
-            # Validate the whole batch first so that a rejected call changes nothing.
-            for b in range(self._n):
-                if a[b] != NO_ACTION and not is_legal(&self._s[b], a[b]):
-                    bad = b
-                    break
-            if bad < 0:
-                for b in range(self._n):
-                    if a[b] != NO_ACTION:
-                        play(&self._s[b], a[b])
-        if bad >= 0:
-            raise IllegalActionError(
-                f"illegal action {a[bad]} at batch index {bad}: {self._why_illegal(bad, a[bad])}")
-
-    def apply_paths(self, paths):
-        """Same as apply(paths[:, 0]); apply(paths[:, 1]); ... but all-or-nothing."""
-        p_arr = check_paths(paths, self._n)
-        cdef const int32_t[:, ::1] p = p_arr
-        cdef Py_ssize_t b, j, bad = -1, bad_step = 0
-        cdef TTTState* tmp
-        with nogil:
-            # Play into the scratch copy; the live states are only replaced once every path was legal.
-            for b in range(self._n):
-                self._scratch[b] = self._s[b]
-                for j in range(p.shape[1]):
-                    if p[b, j] == NO_ACTION:
-                        continue
-                    if not is_legal(&self._scratch[b], p[b, j]):
-                        bad = b
-                        bad_step = j
-                        break
-                    play(&self._scratch[b], p[b, j])
-                if bad >= 0:
-                    break
-            if bad < 0:
-                tmp = self._s
-                self._s = self._scratch
-                self._scratch = tmp
-        if bad >= 0:
-            # Replay the path prefix to explain the failure in the position where it happened.
-            probe = self.take(np.array([bad], dtype=np.int64))
-            probe.apply_paths(p_arr[bad:bad + 1, :bad_step])
-            raise IllegalActionError(
-                f"illegal action {p[bad, bad_step]} at batch index {bad}, path step {bad_step}: "
-                f"{(<TicTacToeStates>probe)._why_illegal(0, p[bad, bad_step])}")
-
-    def query(self, Py_ssize_t n, legal, terminal, to_play, outcome):
-        """legal_mask, terminal, to_play and outcome of states [0, n) in one call, into rows [0, n)
-        of the given buffers: the search's per-step queries, one crossing instead of four."""
-        legal_u8, terminal_u8 = check_query(n, self._n, NUM_CELLS, legal, terminal, to_play, outcome)
-        cdef uint8_t[:, ::1] lg = legal_u8
-        cdef uint8_t[::1] tm = terminal_u8
-        cdef int8_t[::1] tp = to_play
-        cdef float[::1] oc = outcome
-        if n == 0:
-            return
-        with nogil:
-            ttt_query(&self._s, n, &lg[0, 0], &tm[0], &tp[0], &oc[0])
-
-    def legal_mask(self, out=None):
-        out = check_out(out, (self._n, NUM_CELLS), np.bool_, "legal_mask")
-        cdef uint8_t[:, ::1] m = out.view(np.uint8)
-        cdef Py_ssize_t b
-        cdef int i
-        cdef uint16_t bits
-        with nogil:
-            for b in range(self._n):
-                bits = legal_cells(&self._s[b])
-                for i in range(NUM_CELLS):
-                    m[b, i] = (bits >> i) & 1
-        return out
-
-    def terminal(self, out=None):
-        out = check_out(out, (self._n,), np.bool_, "terminal")
-        cdef uint8_t[::1] t = out.view(np.uint8)
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self._n):
-                t[b] = self._s[b].status != ONGOING
-        return out
-
-    def to_play(self, out=None):
-        out = check_out(out, (self._n,), np.int8, "to_play")
-        cdef int8_t[::1] t = out
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self._n):
-                t[b] = self._s[b].to_play
-        return out
-
-    def outcome(self, out=None):
-        out = check_out(out, (self._n,), np.float32, "outcome")
-        cdef float[::1] z = out
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self._n):
-                z[b] = outcome_of(&self._s[b])
-        return out
-
-    def num_moves(self, out=None):
-        out = check_out(out, (self._n,), np.int32, "num_moves")
-        cdef int32_t[::1] n = out
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self._n):
-                n[b] = self._s[b].num_moves
-        return out
-
-    def encode(self, out=None):
-        """float32 [B, 3, 3, 3]: own marks, opponent marks, all ones iff player 0 (X) to move."""
-        out = check_out(out, (self._n, NUM_PLANES, SIZE, SIZE), np.float32, "encode")
-        cdef float[:, :, :, ::1] o = out
-        if self._n:
-            with nogil:
-                ttt_encode(&self._s, self._n, &o[0, 0, 0, 0])
-        return out
-
-    def random_playout(self, seed, out=None):
-        """Finish every game with uniformly random legal moves (in place); return outcome().
-
-        Any Python int is a valid seed; it is taken modulo 2**64.
-        """
-        out = check_out(out, (self._n,), np.float32, "random_playout")
-        cdef uint64_t s = operator.index(seed) & 0xFFFFFFFFFFFFFFFF
-        cdef float[::1] z = out
-        cdef Py_ssize_t b
-        with nogil:
-            for b in range(self._n):
-                z[b] = playout(&self._s[b], stream_seed(s, <uint64_t>b))
-        return out
-
-    cdef _check_scalar_index(self, index):
-        if not isinstance(index, (int, np.integer)) or not 0 <= index < self._n:
-            raise IndexError(f"state index must be an int in [0, {self._n}), got {index!r}")
-
-    def board(self, index):
-        """int8 [3, 3]: 0 empty, 1 player 0 (X), 2 player 1 (O); row 0 is the top row."""
-        self._check_scalar_index(index)
-        out = np.zeros((SIZE, SIZE), dtype=np.int8)
-        cdef int8_t[:, ::1] o = out
-        cdef const TTTState* s = &self._s[<Py_ssize_t>index]
-        cdef int i
-        for i in range(NUM_CELLS):
-            o[i // SIZE, i % SIZE] = ((s.stones[0] >> i) & 1) + 2 * ((s.stones[1] >> i) & 1)
-        return out
-
     def render(self, index):
         """The board (X = player 0, O = player 1) beside the action numbers, and who is to move or won."""
         grid = self.board(index)
-        cdef const TTTState* s = &self._s[<Py_ssize_t>index]
         lines = [" ".join(".XO"[v] for v in row) + "   " + " ".join(str(r * SIZE + c) for c in range(SIZE))
                  for r, row in enumerate(grid)]
-        if s.status == ONGOING:
-            lines.append(f"{'XO'[s.to_play]} to move (move {s.num_moves + 1})")
-        elif s.status == DRAWN:
-            lines.append("draw")
-        else:
-            lines.append(f"{'X' if s.status == WON_P0 else 'O'} won")
+        lines.append(self._status_line(<Py_ssize_t>index))
         return "\n".join(lines)

@@ -143,6 +143,38 @@ class Game(Protocol):
         """Inverse of action_to_str; raises IllegalActionError on malformed text."""
 
 
+class DigitGame:
+    """The half of a Game shared by games whose n <= 10 actions are written as one digit each,
+    str(action + first_digit) (connect four: columns '1'..'7', tic-tac-toe: cells '0'..'8').
+
+    A subclass sets `spec` in its __init__, and as class attributes `states` (its native States
+    class, built as states(batch, spec)), `first_digit` and the two error texts, which name the
+    action ("... action must be a column") and the notation ("... move must be a column number
+    '1'..'7'").
+    """
+
+    spec: GameSpec
+    states: type
+    first_digit: int = 0
+    bad_action: str
+    bad_move: str
+
+    def new_states(self, batch: int) -> States:
+        return self.states(batch, self.spec)
+
+    def action_to_str(self, action: int) -> str:
+        n = self.spec.num_actions
+        if not 0 <= action < n:
+            raise IllegalActionError(f"{self.bad_action} in [0, {n}), got {action}")
+        return str(action + self.first_digit)
+
+    def str_to_action(self, text: str) -> int:
+        t = text.strip()
+        if len(t) != 1 or not str(self.first_digit) <= t <= str(self.first_digit + self.spec.num_actions - 1):
+            raise IllegalActionError(f"{self.bad_move}, got {text!r}")
+        return int(t) - self.first_digit
+
+
 def value_for_player_to_move(outcome: np.ndarray, to_play: np.ndarray) -> np.ndarray:
     """Convert player-0 outcomes to the frame of the player to move: v = z if to_play == 0 else -z."""
     return np.where(to_play == 0, outcome, -outcome).astype(np.float32)

@@ -10,15 +10,20 @@ The rules run in Cython on bitboards (azero.games._connect4).
 from __future__ import annotations
 
 from azero.games._connect4 import Connect4States
-from azero.games.base import GameSpec, IllegalActionError
+from azero.games.base import DigitGame, GameSpec
 
 __all__ = ["Connect4Game", "Connect4States"]
 
 _WIDTH = 7
 
 
-class Connect4Game:
+class Connect4Game(DigitGame):
     """The connect-four rules (no parameters); implements azero.games.base.Game."""
+
+    states = Connect4States
+    first_digit = 1
+    bad_action = "connect four action must be a column"
+    bad_move = f"connect four move must be a column number '1'..'{_WIDTH}'"
 
     def __init__(self) -> None:
         self.spec = GameSpec(
@@ -32,19 +37,5 @@ class Connect4Game:
             params={},
         )
 
-    def new_states(self, batch: int) -> Connect4States:
-        return Connect4States(batch, self.spec)
-
     move_hint = "a column number 1-7"
     """How a person types a move (the human game's help)."""
-
-    def action_to_str(self, action: int) -> str:
-        if not 0 <= action < _WIDTH:
-            raise IllegalActionError(f"connect four action must be a column in [0, {_WIDTH}), got {action}")
-        return str(action + 1)
-
-    def str_to_action(self, text: str) -> int:
-        t = text.strip()
-        if len(t) != 1 or not "1" <= t <= str(_WIDTH):
-            raise IllegalActionError(f"connect four move must be a column number '1'..'{_WIDTH}', got {text!r}")
-        return int(t) - 1

@@ -15,15 +15,19 @@ first) is to move. The rules run in Cython on bitboards (azero.games._tictactoe)
 from __future__ import annotations
 
 from azero.games._tictactoe import TicTacToeStates
-from azero.games.base import GameSpec, IllegalActionError
+from azero.games.base import DigitGame, GameSpec
 
 __all__ = ["TicTacToeGame", "TicTacToeStates"]
 
 _CELLS = 9
 
 
-class TicTacToeGame:
+class TicTacToeGame(DigitGame):
     """The tic-tac-toe rules (no parameters); implements azero.games.base.Game."""
+
+    states = TicTacToeStates
+    bad_action = "tic-tac-toe action must be a cell"
+    bad_move = "tic-tac-toe move must be a cell digit '0'..'8' (r * 3 + c)"
 
     def __init__(self) -> None:
         self.spec = GameSpec(
@@ -37,19 +41,5 @@ class TicTacToeGame:
             params={},
         )
 
-    def new_states(self, batch: int) -> TicTacToeStates:
-        return TicTacToeStates(batch, self.spec)
-
     move_hint = "a cell digit 0-8 (as numbered next to the board)"
     """How a person types a move (the human game's help)."""
-
-    def action_to_str(self, action: int) -> str:
-        if not 0 <= action < _CELLS:
-            raise IllegalActionError(f"tic-tac-toe action must be a cell in [0, {_CELLS}), got {action}")
-        return str(action)
-
-    def str_to_action(self, text: str) -> int:
-        t = text.strip()
-        if len(t) != 1 or not "0" <= t <= "8":
-            raise IllegalActionError(f"tic-tac-toe move must be a cell digit '0'..'8' (r * 3 + c), got {text!r}")
-        return int(t)

@@ -143,21 +143,14 @@ class MCTS:
                                     alpha_scale=cfg.dirichlet_alpha_scale)
         self.tree.begin_search(targets, noise, cfg.dirichlet_weight, gumbel)
 
-        full = self._leaf_batch(roots)
-        if full is not None and not self._needs_states:
-            self._steps_in_place(full, roots)
-        else:
-            while self.tree.searching():
-                self._step(roots)
+        self._steps(roots)
         return self._result()
 
     def choose_actions(self, result: SearchResult, temperature: float | None = None) -> np.ndarray:
-        """int32 [B]: moves to play. PUCT: sampled from N^(1/T) (T from the config when None; T=0 is
-        result.action). Gumbel: always result.action, the paper's deterministic choice."""
-        if self._gumbel:
-            return result.action.copy()
+        """int32 [B]: moves to play, result.choose at temperature T (from the config when None): PUCT
+        samples N^(1/T) (T = 0 is result.action); Gumbel always plays result.action."""
         t = self.config.temperature if temperature is None else temperature
-        return sample_by_visits(result.visits, t, self._rng)
+        return result.choose(t, self._rng)
 
     def advance(self, actions: np.ndarray) -> None:
         """Tell the trees which move each game played (NO_ACTION: the game restarts).
@@ -171,23 +164,35 @@ class MCTS:
             self.tree.reset()
 
     # ------------------------------------------------------------------ one batch step
-    def _step(self, roots: States) -> None:
-        """One batch step (run() loops over them; see _steps_in_place for the common case)."""
+    def _steps(self, roots: States, *, single: bool = False) -> None:
+        """Batch steps until every game reached its target (one step if `single`): the one step loop of
+        a search, run the fastest way the game and the evaluator allow. Native games whose evaluator
+        needs no leaf States step in place (_steps_in_place: through tree.leaf_step when the game
+        exports the leaf API); any other game takes the separate calls of _evaluate_leaves."""
         full = self._leaf_batch(roots)
         if full is not None and not self._needs_states:
-            self._steps_in_place(full, roots, single=True)
+            if self._fused_steps and hasattr(full, "_leaf_api"):
+                self._steps_fused(full, roots, single=single)
+            else:
+                self._steps_in_place(full, roots, single=single)
             return
         tree = self.tree
-        m, length = tree.select()
-        self.stats["steps"] += 1
-        if m == 0:
-            return  # every descent ended in a known terminal node, already backed up
-        try:
-            self._evaluate_leaves(roots, m, length)
-        except BaseException:
-            tree.abort_step()  # the tree stays exactly as before this step
-            raise
-        self.stats["leaves"] += m
+        while single or tree.searching():
+            m, length = tree.select()
+            self.stats["steps"] += 1
+            if m:  # else every descent ended in a known terminal node, already backed up
+                try:
+                    self._evaluate_leaves(roots, m, length)
+                except BaseException:
+                    tree.abort_step()  # the tree stays exactly as before this step
+                    raise
+                self.stats["leaves"] += m
+            if single:
+                break
+
+    def _step(self, roots: States) -> None:
+        """One batch step (the tests drive a search step by step)."""
+        self._steps(roots, single=True)
 
     def _step_views(self, m: int, length: int):
         """Views of the first m rows of the step buffers (and the [m, L] paths), cached: each step of a
@@ -293,11 +298,8 @@ class MCTS:
                 if view is None:
                     view = self._fused_view(m)
                 obs, legal, query = view
-                out = evaluate(obs, query if n_terminal else legal)
-                if not isinstance(out, tuple) or len(out) != 2 + scored:
-                    raise ValueError(f"evaluator must return a tuple (priors, values{', scores' if scored else ''}), "
-                                     f"got {type(out).__name__}")
-                running, next_m, next_terminal = step(out[0], out[1], not single, out[2] if scored else None)
+                priors, values, scores = self._unpack(evaluate(obs, query if n_terminal else legal))
+                running, next_m, next_terminal = step(priors, values, not single, scores)
                 leaves += m
                 evaluated += m - n_terminal  # placeholders are not evaluations
                 m, n_terminal = next_m, next_terminal
@@ -340,7 +342,6 @@ class MCTS:
         select, expand, searching = tree.select, tree.expand_and_backup, tree.searching
         scored = self._scored
         evaluate = self.evaluator.evaluate_with_score if scored else self.evaluator.evaluate
-        num_actions = self.spec.num_actions
         native_query = self._native_query
         final = self._final_scores if scored else None
         legal_all, terminal_all, to_play_all, outcome = self._legal, self._terminal, self._to_play, self._outcome
@@ -372,19 +373,14 @@ class MCTS:
                             np.copyto(query, legal)
                             query[terminal] = True
                         evaluated += m - n_terminal  # placeholders are not evaluations
-                        out = evaluate(obs, query)
-                        if not isinstance(out, tuple) or len(out) != 2 + scored:
-                            raise ValueError(f"evaluator must return a tuple (priors, values"
-                                             f"{', scores' if scored else ''}), got {type(out).__name__}")
-                        priors, values = check_output(out[0], out[1], m, num_actions)
+                        priors, values, scores = self._checked(evaluate(obs, query), m)
                         if scored:
                             if n_terminal:
                                 if hasattr(full, "final_score"):
                                     full.final_score(out=final)
                                 else:
                                     final[:] = 0.0
-                            expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome,
-                                   check_scores(out[2], m), final)
+                            expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome, scores, final)
                         else:
                             expand(m, priors, values, legal_u8, terminal_u8, to_play_all, outcome)
                     except BaseException:
@@ -408,22 +404,33 @@ class MCTS:
             out = self.evaluator.evaluate(obs, legal, states=states)
         else:
             out = self.evaluator.evaluate(obs, legal)
+        return self._checked(out, len(legal))
+
+    def _unpack(self, out) -> tuple:
+        """(priors, values, scores or None) of one evaluator call, once its output is a tuple of the
+        right length (the one place every step path checks that; the arrays are checked by _checked,
+        or by tree.leaf_step itself)."""
         if not isinstance(out, tuple) or len(out) != 2 + self._scored:
             raise ValueError(f"evaluator must return a tuple (priors, values{', scores' if self._scored else ''}), "
                              f"got {type(out).__name__}")
-        priors, values = check_output(out[0], out[1], len(legal), self.spec.num_actions)
-        return priors, values, (check_scores(out[2], len(legal)) if self._scored else None)
+        return out[0], out[1], (out[2] if self._scored else None)
+
+    def _checked(self, out, m: int) -> tuple:
+        """_unpack, then the evaluator protocol's checks of m rows (priors [m, A], values [m], scores [m])."""
+        priors, values, scores = self._unpack(out)
+        priors, values = check_output(priors, values, m, self.spec.num_actions)
+        return priors, values, (check_scores(scores, m) if scores is not None else None)
 
     def _result(self) -> SearchResult:
         tree = self.tree
         visits = tree.root_visits()
         if self._gumbel:
-            policy, action = tree.gumbel_result()
+            (policy, action), weights = tree.gumbel_result(), None
         else:
-            policy, action = visit_policy(visits), most_visited(visits)
+            policy, action, weights = visit_policy(visits), most_visited(visits), visits
         result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
                               value=tree.root_value(), action=action, simulations=tree.sims_done.copy(),
-                              score=tree.root_score() if self._scored else None)
+                              score=tree.root_score() if self._scored else None, action_weights=weights)
         skipped = tree.sims_target == 0  # a reused tree may hold statistics of a root that was not searched
         if skipped.any():
             for field in ("visits", "policy", "q", "prior", "value") + (("score",) if self._scored else ()):

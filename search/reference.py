@@ -371,7 +371,7 @@ class ReferenceMCTS:
         if not self.gumbel:
             policy, action = visit_policy(visits), most_visited(visits)
         return SearchResult(visits=visits, policy=policy, q=q, prior=prior, value=value, action=action,
-                            simulations=done.astype(np.int32))
+                            simulations=done.astype(np.int32), action_weights=None if self.gumbel else visits)
 
     def advance(self, actions: np.ndarray) -> None:
         """Tree reuse: the played child becomes the root, keeping its subtree."""

@@ -1,4 +1,10 @@
-"""What one search returns, and move choice from it (shared by the Cython driver and the reference twin)."""
+"""What one search returns, and move choice from it (shared by the Cython driver and the reference twin).
+
+Both algorithms return the same SearchResult, in the spirit of mctx's PolicyOutput(action,
+action_weights, search_tree): `policy` is the training target, `action` the deterministic move and
+`action_weights` what a move played with exploration is drawn from, so a caller picks moves with
+`result.choose(temperature, rng)` and never asks which algorithm ran.
+"""
 
 from __future__ import annotations
 
@@ -33,6 +39,18 @@ class SearchResult:
     score: np.ndarray | None = None
     """float32 [B]: mean backed-up expected score of the root, player to move's view, when the
     evaluator predicts scores (None otherwise)."""
+    action_weights: np.ndarray | None = None
+    """[B, A] or None: what choose() draws a move from, with probability proportional to
+    weight^(1/temperature). PUCT: the visit counts (AlphaZero's temperature sampling); None for
+    Gumbel, whose move is `action` at every temperature (its exploration is the Gumbel noise at
+    the root, already in the search)."""
+
+    def choose(self, temperature: float, rng: np.random.Generator) -> np.ndarray:
+        """int32 [B]: the moves to play: drawn from action_weights (sample_by_visits; temperature 0
+        is `action`), or `action` itself when the search has no weights to sample (no draw from rng)."""
+        if self.action_weights is None:
+            return self.action.copy()
+        return sample_by_visits(self.action_weights, temperature, rng)
 
 
 def visit_policy(visits: np.ndarray) -> np.ndarray:

@@ -173,7 +173,8 @@ class SelfPlayWorker:
             owed = owed[owed > 0]
 
     def _sample_opening(self, search: MCTS, result) -> np.ndarray:
-        """Opening moves drawn from the visit counts (temperature 1), never a pass.
+        """Opening moves drawn from result.action_weights (PUCT: the visit counts) at temperature 1, never
+        a pass; a Gumbel search plays its own move (result.choose).
 
         With fewer simulations than legal moves most children get one visit, so the draw is
         nearly uniform; a pass drawn that way ends the game at once when the opponent passes
@@ -181,13 +182,13 @@ class SelfPlayWorker:
         visits then train the policy to pass even more. Self-play games collapsed to ~16
         moves within 200 steps that way. A pass stays possible as the search's argmax.
         """
-        visits = result.visits
+        weights = result.action_weights
         pass_action = self.spec.pass_action
-        if pass_action is not None:
-            visits = visits.copy()
-            others = np.delete(visits, pass_action, axis=1).sum(axis=1) > 0
-            visits[others, pass_action] = 0
-        return search.choose_actions(dataclasses.replace(result, visits=visits), temperature=1.0)
+        if pass_action is not None and weights is not None:
+            weights = weights.copy()
+            others = np.delete(weights, pass_action, axis=1).sum(axis=1) > 0
+            weights[others, pass_action] = 0
+        return search.choose_actions(dataclasses.replace(result, action_weights=weights), temperature=1.0)
 
     def _no_pass_yet(self, num_moves: np.ndarray) -> np.ndarray | None:
         """bool [B]: games still inside selfplay.no_pass_moves (None when the rule is off)."""
@@ -242,7 +243,7 @@ class SelfPlayWorker:
         search = self.full if full else self.cheap
         result = search.run(states)
         num_moves = states.num_moves(out=self._moves)
-        if search.config.algorithm == "gumbel" or not full:
+        if not full:
             # Cheap searches only play good moves (KataGo): exploration comes from the full ones.
             actions = result.action.copy()
         else:

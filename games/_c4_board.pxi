@@ -1,0 +1,43 @@
+# -------------------------------------------------------------------------------------------------
+# _c4_board.pxi, included by _connect4.pyx and _c4solver.pyx: the connect-four bitboard, defined once.
+#
+# Board layout (the usual one): one uint64 per player, bit `c * 7 + r` is the cell in column c
+# (0 = left) and row r (0 = bottom). Each column has 7 bits for its 6 rows; the 7th (row 6) is a
+# sentinel that is never set, so shifting a bitboard by 1 (vertical), 7 (horizontal), 6 and 8 (the
+# two diagonals) never carries a run from one column into the next. Four in a row along shift d
+# exists iff `m = b & (b >> d)` has `m & (m >> 2d)` non-zero.
+# -------------------------------------------------------------------------------------------------
+
+cdef enum:
+    WIDTH = 7
+    HEIGHT = 6
+    STRIDE = 7           # bits per column: HEIGHT rows + 1 sentinel
+    CELLS = 42           # playable cells = the most moves a game can last
+
+
+cdef uint64_t _bottom_row() noexcept nogil:
+    cdef uint64_t bits = 0
+    cdef int c
+    for c in range(WIDTH):
+        bits |= <uint64_t>1 << (c * STRIDE)
+    return bits
+
+cdef uint64_t BOTTOM = _bottom_row()                                  # row 0 of every column
+cdef uint64_t TOP_ROW = BOTTOM << (HEIGHT - 1)                        # row HEIGHT - 1: a column is full iff set
+cdef uint64_t BOARD = BOTTOM * ((<uint64_t>1 << HEIGHT) - 1)          # every playable cell
+cdef uint64_t COLUMN = (<uint64_t>1 << HEIGHT) - 1                    # column 0's cells (<< c * STRIDE: column c)
+
+
+cdef inline bint has_four(uint64_t b) noexcept nogil:
+    cdef uint64_t m
+    m = b & (b >> 1)                # vertical
+    if m & (m >> 2):
+        return True
+    m = b & (b >> STRIDE)           # horizontal
+    if m & (m >> (2 * STRIDE)):
+        return True
+    m = b & (b >> (STRIDE - 1))     # diagonal going down to the right
+    if m & (m >> (2 * (STRIDE - 1))):
+        return True
+    m = b & (b >> (STRIDE + 1))     # diagonal going up to the right
+    return (m & (m >> (2 * (STRIDE + 1)))) != 0
