@@ -20,8 +20,9 @@ pass. azero's rule for the cleanup phase, in order:
 
 Filling the liberties of a dead group eventually puts it in atari, and rule 1
 then removes it, so a dead group without two eyes never survives the cleanup.
-Everything here is plain Python over an N x N board: a few milliseconds per
-move on 19x19, negligible next to the search.
+Chains, liberties and empty regions' owners come from the engine
+(GoStates.chains, GoStates.ownership); the rule itself is a few lines of Python
+per legal move, negligible next to the search.
 """
 
 from __future__ import annotations
@@ -51,66 +52,15 @@ def _neighbours(n: int) -> list[list[int]]:
     return nbrs
 
 
-def _chains(flat: np.ndarray, nbrs: list[list[int]]) -> tuple[list[int], list[set[int]], list[list[int]]]:
-    """Chain label per point (-1 for empty), liberties and stones per chain."""
-    label = [-1] * len(flat)
-    libs: list[set[int]] = []
-    stones: list[list[int]] = []
-    for p in range(len(flat)):
-        if flat[p] == EMPTY or label[p] >= 0:
-            continue
-        k = len(libs)
-        colour = flat[p]
-        label[p] = k
-        stack, members, lib = [p], [], set()
-        while stack:
-            q = stack.pop()
-            members.append(q)
-            for r in nbrs[q]:
-                if flat[r] == EMPTY:
-                    lib.add(r)
-                elif flat[r] == colour and label[r] < 0:
-                    label[r] = k
-                    stack.append(r)
-        libs.append(lib)
-        stones.append(members)
-    return label, libs, stones
-
-
-def _region_borders(flat: np.ndarray, nbrs: list[list[int]]) -> list[int]:
-    """Per point: bit mask of the colours (1 black, 2 white) bordering its empty region (0 for stones)."""
-    border = [0] * len(flat)
-    seen = [False] * len(flat)
-    for p in range(len(flat)):
-        if flat[p] != EMPTY or seen[p]:
-            continue
-        seen[p] = True
-        stack, region, reach = [p], [], 0
-        while stack:
-            q = stack.pop()
-            region.append(q)
-            for r in nbrs[q]:
-                if flat[r] == EMPTY:
-                    if not seen[r]:
-                        seen[r] = True
-                        stack.append(r)
-                else:
-                    reach |= int(flat[r])
-        for q in region:
-            border[q] = reach
-    return border
-
-
-def cleanup_moves(board: np.ndarray, colour: int, legal: np.ndarray) -> CleanupMoves:
-    """Captures and useful moves for `colour` (0 Black, 1 White) on `board` (int8 [N, N], 1 black, 2 white).
-
-    `legal` is the bool [N*N + 1] legal mask of azero's rules (superko included).
-    """
+def cleanup_moves(root, colour: int, legal: np.ndarray) -> CleanupMoves:
+    """Captures and useful moves for `colour` (0 Black, 1 White) in the position `root` (GoStates of
+    batch 1); `legal` is its bool [N*N + 1] legal mask under azero's rules (superko included)."""
+    board = root.board(0)
     n = board.shape[0]
     flat = board.reshape(-1)
+    chain, liberties = root.chains(0)
+    owner = root.ownership()[0]  # 0 on an empty point: its region reaches both colours, or none
     nbrs = _neighbours(n)
-    label, libs, stones = _chains(flat, nbrs)
-    border = _region_borders(flat, nbrs)
     me, opp = colour + 1, 2 - colour
     useful = np.zeros(n * n + 1, dtype=bool)
     captures: list[tuple[int, int]] = []
@@ -118,20 +68,19 @@ def cleanup_moves(board: np.ndarray, colour: int, legal: np.ndarray) -> CleanupM
         if not legal[p]:
             continue
         captured: set[int] = set()
-        own_libs: set[int] = set()
+        own_libs = np.zeros(n * n, dtype=bool)
         for q in nbrs[p]:
             if flat[q] == EMPTY:
-                own_libs.add(q)
-            elif flat[q] == opp and libs[label[q]] == {p}:
-                captured.add(label[q])
+                own_libs[q] = True
+            elif flat[q] == opp and liberties[q].sum() == 1 and liberties[q, p]:
+                captured.add(int(chain[q]))
             elif flat[q] == me:
-                own_libs |= libs[label[q]]
+                own_libs |= liberties[q]
         if captured:
-            captures.append((p, sum(len(stones[k]) for k in captured)))
+            captures.append((p, int(np.isin(chain, list(captured)).sum())))
             continue
-        own_libs.discard(p)
-        disputed = border[p] in (0, 3)
-        if disputed and len(own_libs) >= 2:
+        own_libs[p] = False
+        if owner[p] == 0 and own_libs.sum() >= 2:
             useful[p] = True
     captures.sort(key=lambda ac: (-ac[1], ac[0]))
     return CleanupMoves(captures, useful)

@@ -302,7 +302,7 @@ class GtpEngine:
         how = "search"
         result = None
         if cleanup:
-            moves = cleanup_moves(root.board(0), colour, legal)
+            moves = cleanup_moves(root, colour, legal)
             if moves.captures:
                 action, how = moves.captures[0][0], f"cleanup capture of {moves.captures[0][1]}"
             elif moves.useful.any():

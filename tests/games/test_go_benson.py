@@ -319,3 +319,30 @@ def test_out_buffers_are_checked_and_filled():
     empty = g.new_states(0)
     assert empty.ownership().shape == (0, 25) and empty.pass_alive().shape == (0, 25)
     assert empty.final_score().shape == (0,)
+
+
+def test_chains_agree_with_a_flood_fill_on_random_positions():
+    # GoStates.chains (the engine's group lists, exact liberties) against a plain flood fill
+    n = 7
+    states = random_positions(GoGame(n), 24, seed=5, plies=60)
+    for k in range(len(states)):
+        flat = states.board(k).reshape(-1)
+        chain, liberties = states.chains(k)
+        for p in range(n * n):
+            if flat[p] == 0:
+                assert chain[p] == -1 and not liberties[p].any()
+                continue
+            group, stack, libs = {p}, [p], set()
+            while stack:
+                q = stack.pop()
+                r, c = divmod(q, n)
+                for nb, ok in ((q - n, r > 0), (q + n, r < n - 1), (q - 1, c > 0), (q + 1, c < n - 1)):
+                    if not ok:
+                        continue
+                    if flat[nb] == 0:
+                        libs.add(nb)
+                    elif flat[nb] == flat[p] and nb not in group:
+                        group.add(nb)
+                        stack.append(nb)
+            assert {int(a) for a in np.flatnonzero(chain == chain[p])} == group
+            assert chain[p] in group and set(np.flatnonzero(liberties[p]).tolist()) == libs

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from gopositions import drawn_position
 
 from azero.games.base import IllegalActionError
 from azero.gtp.board import GtpBoard, derive_sequence
@@ -135,6 +136,12 @@ def _board(rows: list[str]) -> np.ndarray:
     return np.array([[".XO".index(ch) for ch in row] for row in rows], np.int8)
 
 
+def _cleanup(board: np.ndarray, colour: int, legal: np.ndarray):
+    """cleanup_moves on the engine's position holding `board`."""
+    rows = ["".join(".XO"[x] for x in row) for row in board]
+    return cleanup_moves(drawn_position(rows)[1], colour, legal)
+
+
 def _legal(board: np.ndarray, illegal=()) -> np.ndarray:
     n = board.shape[0]
     legal = np.append(board.reshape(-1) == 0, True)
@@ -155,10 +162,10 @@ def test_cleanup_captures_biggest_first():
                     "X....",
                     "...X.",
                     "..XO."])
-    moves = cleanup_moves(board, 0, _legal(board))
+    moves = _cleanup(board, 0, _legal(board))
     assert moves.captures == [(0, 2), (24, 1)]
     assert not moves.useful[0] and not moves.useful[24] and not moves.useful[25]  # captures are not 'useful'
-    assert cleanup_moves(board, 1, _legal(board)).captures == []  # White has nothing to take
+    assert _cleanup(board, 1, _legal(board)).captures == []  # White has nothing to take
 
 
 def test_cleanup_fills_only_disputed_points_that_are_not_self_atari():
@@ -169,7 +176,7 @@ def test_cleanup_fills_only_disputed_points_that_are_not_self_atari():
                     ".....",
                     "....X"])
     legal = _legal(board, illegal=[(0, 0), (1, 1)])  # suicide for Black
-    useful = _points(cleanup_moves(board, 0, legal).useful, 5)
+    useful = _points(_cleanup(board, 0, legal).useful, 5)
     empty = _points(_legal(board), 5)
     # (0, 2) and (2, 0) leave a Black stone with one liberty: self-atari, not played.
     assert useful == empty - {(0, 0), (1, 1), (0, 2), (2, 0)}
@@ -184,11 +191,11 @@ def test_cleanup_leaves_settled_regions_alone():
                     "XX.OO"])
     disputed = {(0, 2), (2, 2), (4, 2)}  # (1, 1), (3, 1): Black's eyes; (1, 4), (3, 4): White's
     for colour in (0, 1):
-        moves = cleanup_moves(board, colour, _legal(board))
+        moves = _cleanup(board, colour, _legal(board))
         assert moves.captures == [] and _points(moves.useful, 5) == disputed
     settled = board.copy()
     settled[0, 2] = settled[2, 2] = settled[4, 2] = 1
-    assert not cleanup_moves(settled, 0, _legal(settled)).useful.any()  # nothing left: pass
+    assert not _cleanup(settled, 0, _legal(settled)).useful.any()  # nothing left: pass
 
 
 def test_coarse_budget_for_gumbel():
