@@ -10,6 +10,8 @@ import pytest
 from azero.games import NO_ACTION, IllegalActionError, States, make_game
 from azero.games.connect4 import Connect4Game
 
+from statecheck import assert_same, exact_random_play_distribution, snapshot
+
 # A real drawn game found by random play and checked by OpenSpiel: 42 moves, columns 1-based.
 DRAWN_GAME = "472424756645422154157737216635626711335331"
 
@@ -30,17 +32,6 @@ def play(moves: str, batch: int = 1):
         assert not states.terminal().any()
         states.apply(np.full(batch, a, dtype=np.int32))
     return states
-
-
-def snapshot(states) -> tuple:
-    """Everything observable about a batch, to compare before/after a call."""
-    return (states.encode().copy(), states.num_moves().copy(), states.to_play().copy(),
-            states.terminal().copy(), states.outcome().copy(), states.legal_mask().copy())
-
-
-def assert_same(a: tuple, b: tuple) -> None:
-    for x, y in zip(a, b):
-        np.testing.assert_array_equal(x, y)
 
 
 def test_spec_and_registry():
@@ -352,24 +343,6 @@ def test_random_playout_reproducible_and_batch_independent():
     np.testing.assert_array_equal(again, z_small)
     game.new_states(2).random_playout(seed=-1)  # any int is a seed
     game.new_states(2).random_playout(seed=2**70)
-
-
-def exact_random_play_distribution(states) -> dict[float, float]:
-    """P(outcome) when both players pick uniformly among legal moves, by enumerating every line."""
-    probs = np.ones(len(states))
-    dist = {1.0: 0.0, 0.0: 0.0, -1.0: 0.0}
-    while len(states):
-        m = states.legal_mask()
-        b, a = np.nonzero(m)
-        children = states.take(b)
-        children.apply(a.astype(np.int32))
-        p = probs[b] / m.sum(1)[b]
-        done, z = children.terminal(), children.outcome()
-        for v in dist:
-            dist[v] += p[done & (z == v)].sum()
-        keep = np.flatnonzero(~done)
-        states, probs = children.take(keep), p[keep]
-    return dist
 
 
 def test_random_playout_is_uniform():

@@ -13,6 +13,8 @@ import pytest
 from azero.games import NO_ACTION, IllegalActionError, States, make_game
 from azero.games.tictactoe import TicTacToeGame
 
+from statecheck import assert_same, exact_random_play_distribution, snapshot
+
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 DRAWN_GAME = [4, 0, 2, 6, 3, 5, 1, 7, 8]  # ends O X X / X X O / O O X, nobody has a line
 
@@ -33,16 +35,6 @@ def play(moves, batch: int = 1):
         assert not states.terminal().any()
         states.apply(np.full(batch, a, dtype=np.int32))
     return states
-
-
-def snapshot(states) -> tuple:
-    return (states.encode().copy(), states.num_moves().copy(), states.to_play().copy(),
-            states.terminal().copy(), states.outcome().copy(), states.legal_mask().copy())
-
-
-def assert_same(a: tuple, b: tuple) -> None:
-    for x, y in zip(a, b):
-        np.testing.assert_array_equal(x, y)
 
 
 def bits_of(states) -> tuple[np.ndarray, np.ndarray]:
@@ -200,19 +192,7 @@ def test_random_playout_reproducible_and_uniform():
     np.testing.assert_array_equal(z_small, z_big[:50])
     assert not np.array_equal(game.new_states(50).random_playout(seed=78), z_small)
     # Exact distribution of random play from the empty board, by enumerating all 255168 games.
-    states, probs = game.new_states(1), np.ones(1)
-    exact = {1.0: 0.0, 0.0: 0.0, -1.0: 0.0}
-    while len(states):
-        m = states.legal_mask()
-        b, a = np.nonzero(m)
-        children = states.take(b)
-        children.apply(a.astype(np.int32))
-        p = probs[b] / m.sum(1)[b]
-        done, z = children.terminal(), children.outcome()
-        for v in exact:
-            exact[v] += p[done & (z == v)].sum()
-        keep = np.flatnonzero(~done)
-        states, probs = children.take(keep), p[keep]
+    exact = exact_random_play_distribution(game.new_states(1))
     # Known values: X wins ~58.5%, O ~28.8%, draw ~12.7% under uniformly random play.
     assert abs(exact[1.0] - 0.5849) < 1e-3 and abs(exact[-1.0] - 0.2879) < 1e-3
     n = 40000
