@@ -13,7 +13,8 @@ def test_resolve_prefers_the_given_checkpoint_then_the_shipped_one(tmp_path, mon
     (tmp_path / "connect4.safetensors").write_bytes(b"x")
     assert resolve_checkpoint(None, "connect4") == tmp_path / "connect4.safetensors"
     assert resolve_checkpoint("shipped", "connect4") == tmp_path / "connect4.safetensors"
-    mine = tmp_path / "mine.safetensors"
+    (tmp_path / "elsewhere").mkdir()
+    mine = tmp_path / "elsewhere" / "mine.safetensors"
     mine.write_bytes(b"x")
     assert resolve_checkpoint(str(mine), "connect4") == mine
     assert resolve_checkpoint(NO_NETWORK, "connect4") is None
