@@ -542,33 +542,16 @@ cdef class GoStates:
         """The engine's own chains of state `index`, for rules outside the search (GTP's cleanup):
         (chain int16 [N*N]: the action of the head stone of the point's chain, -1 on empty points;
         liberties bool [N*N, N*N]: row a holds the liberties of the chain at a, all False on empty
-        points). Chain membership comes from the engine's group lists; liberties are exact (the
-        engine itself keeps pseudo-liberty counts only)."""
+        points). Membership comes from the engine's group lists; liberties are exact (the engine
+        itself keeps pseudo-liberty counts only)."""
         cdef Py_ssize_t i = self._check_state_index(index)
-        cdef int a, d, p, q, s, nn = self.g.nn
         cdef SV v
         bind(&v, self.buf + i * self.g.stride, self.g)
-        chain = np.full(nn, -1, dtype=np.int16)
-        liberties = np.zeros((nn, nn), dtype=np.bool_)
+        chain = np.full(self.g.nn, -1, dtype=np.int16)
+        liberties = np.zeros((self.g.nn, self.g.nn), dtype=np.bool_)
         cdef int16_t[::1] c = chain
         cdef cnp.uint8_t[:, ::1] libs = liberties.view(np.uint8)
-        for a in range(nn):
-            p = self.g.pt[a]
-            if (v.color[p] & COLOR) == EMPTY or v.head[p] != p:
-                continue
-            s = p
-            while True:  # every stone of the group: its empty neighbours are the group's liberties
-                c[self.g.act[s]] = <int16_t>a
-                for d in range(4):
-                    q = s + self.g.nbr[d]
-                    if (v.color[q] & COLOR) == EMPTY:
-                        libs[a, self.g.act[q]] = 1
-                s = v.nxt[s]
-                if s == p:
-                    break
-        for a in range(nn):  # every stone's row is its head's
-            if c[a] >= 0 and c[a] != a:
-                libs[a, :] = libs[c[a], :]
+        chains_of(&v, self.g, &c[0], &libs[0, 0])
         return chain, liberties
 
     def _internals(self, index):

@@ -196,3 +196,26 @@ cdef inline void play_action(SV* v, const Geo* g, int a) noexcept nogil:
         play_pass(v, g)
     else:
         play_stone(v, g, g.pt[a])
+
+
+cdef void chains_of(const SV* v, const Geo* g, int16_t* chain, uint8_t* libs) noexcept nogil:
+    """chain[a] = the action of the head of a's group (-1 stays on empty points); row a of libs
+    ([nn, nn], zeroed) = the exact liberties of a's group (GoStates.chains)."""
+    cdef int a, d, p, q, s, nn = g.nn
+    for a in range(nn):
+        p = g.pt[a]
+        if (v.color[p] & COLOR) == EMPTY or v.head[p] != p:
+            continue
+        s = p
+        while True:  # every stone of the group: its empty neighbours are the group's liberties
+            chain[g.act[s]] = <int16_t>a
+            for d in range(4):
+                q = s + g.nbr[d]
+                if (v.color[q] & COLOR) == EMPTY:
+                    libs[a * nn + g.act[q]] = 1
+            s = v.nxt[s]
+            if s == p:
+                break
+    for a in range(nn):  # every stone's row is its head's
+        if chain[a] >= 0 and chain[a] != a:
+            memcpy(libs + a * nn, libs + chain[a] * nn, nn)
