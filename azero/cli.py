@@ -10,7 +10,8 @@ import argparse
 import sys
 
 from azero.config import ConfigError, config_to_yaml, load_config
-from azero.options import add_algorithm, add_checkpoint, add_device, add_player_options, add_seed, add_threads
+from azero.options import (add_algorithm, add_checkpoint, add_device, add_player_options, add_seed, add_sims,
+                           add_threads)
 
 
 def _add_overrides(p: argparse.ArgumentParser) -> None:
@@ -276,13 +277,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = bsub.add_parser("accuracy", help="the default inference (bf16, OpenVINO) vs torch f32 on a run's positions: "
                                          "policy KL, value gap, search move agreement")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run with replay/ shards and sgf/ games")
-    p.add_argument("--checkpoint", default="shipped", help="network (default: the game's shipped network)")
+    add_checkpoint(p)
     p.add_argument("--game", default="go9x9", help="game (default go9x9)")
     p.add_argument("--positions", type=int, default=10_000, help="replay positions (default 10,000)")
     p.add_argument("--search-positions", type=int, help="positions searched (default: --positions)")
-    p.add_argument("--sims", type=int, default=200, help="simulations per search (default 200)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
+    add_sims(p, help="simulations per search (default 200)")
+    add_threads(p)
+    add_seed(p)
     p.set_defaults(func=cmd_bench_accuracy)
     p = bsub.add_parser("train", help="trainer steps/s with float32 and bf16 autocast")
     p.add_argument("--game", default="go9x9", help="game whose preset network is measured, with a 6x64 one")
@@ -388,10 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--positions", type=int, default=250, help="test positions per depth (default 250)")
     p.add_argument("--depths", default="8,12,16,20", help="random moves before each test position")
     p.add_argument("--every", type=int, default=1, help="score every n-th checkpoint (default 1)")
-    p.add_argument("--seed", type=int, default=0)
+    add_seed(p)
     p.add_argument("--out", help="output folder (default RUN_DIR/eval/c4curve)")
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
-    p.add_argument("--threads", type=int, default=1)
+    add_threads(p)
     p.set_defaults(func=cmd_c4_curve)
 
     p = sub.add_parser("elo-curve", help="Elo of a run's checkpoints against self-play positions and wall clock",

@@ -6,7 +6,8 @@
     --algorithm    puct or gumbel (Gumbel with its deterministic root)
     --seed         0
     --device       auto: CUDA where there is one, else the CPU
-    --threads      torch CPU threads, 1 (searches evaluate small batches)
+    --threads      torch CPU threads, 1 (searches evaluate small batches; the LLM commands leave
+                   torch its own pool, 0, for a language model's large forward passes)
     --precision, --backend   train/precision.py
 
 Kept free of heavy imports: `python -m azero.gtp` builds its parser from these.
@@ -47,8 +48,8 @@ def add_device(p) -> None:
     add_inference_arguments(p)
 
 
-def add_threads(p) -> None:
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
+def add_threads(p, *, default: int = 1, help: str = "torch CPU threads (default 1)") -> None:
+    p.add_argument("--threads", type=int, default=default, help=help)
 
 
 def add_player_options(p: argparse.ArgumentParser, *, checkpoint: bool = True, sims: bool = True,

@@ -26,6 +26,8 @@ import sys
 import time
 from pathlib import Path
 
+from azero.options import add_seed, add_threads
+
 
 def _ints(text: str) -> tuple[int, ...]:
     try:
@@ -263,8 +265,10 @@ def _add_search_args(p) -> None:
     p.add_argument("--terminal", default=None, choices=("value_head", "verifier"),
                    help="value of the searches' terminal leaves (default value_head: verifier-free; "
                         "verifier, for self-checkable tasks only, with an --hf-model lacking a value head)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    add_seed(p)
+    # a language model's forward pass is large matrix products, where torch's own thread pool pays
+    # (the board-game commands evaluate small batches and default to one thread)
+    add_threads(p, default=0, help="torch CPU threads (0: torch's default)")
 
 
 def add_llm_parser(subparsers) -> None:
@@ -301,8 +305,10 @@ def add_llm_parser(subparsers) -> None:
                         "write it to --out (default runs/llm/<folder>-<task>-value.safetensors)")
     p.add_argument("--eval-problems", type=int, default=200, help="test problems for the greedy accuracy log")
     p.add_argument("--eval-every", type=int, default=500, help="LM steps between greedy evaluations")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    add_seed(p)
+    # a language model's forward pass is large matrix products, where torch's own thread pool pays
+    # (the board-game commands evaluate small batches and default to one thread)
+    add_threads(p, default=0, help="torch CPU threads (0: torch's default)")
     p.set_defaults(func=cmd_llm_train)
 
     p = sub.add_parser("solve", help="decode test problems with one method and show the answers")
