@@ -254,7 +254,11 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     for r in records:
         done.setdefault((r["pair"][0], r["pair"][1], int(r["index"])), r)
 
-    pairs = tournament_pairs(names, gauntlet)
+    # A pair keeps the orientation its games were recorded in, whatever order the players are given in
+    # this time: (a, b) and (b, a) are one pair, and its seeds and colours follow the recorded order.
+    recorded = {(a, b) for a, b, _ in done}
+    pairs = [(b, a) if (b, a) in recorded and (a, b) not in recorded else (a, b)
+             for a, b in tournament_pairs(names, gauntlet)]
     by_name = {s.name: s for s in specs}
     batches = (games_per_pair + parallel - 1) // parallel
     todo = sum(1 for a, b in pairs for i in range(games_per_pair) if (a, b, i) not in done)

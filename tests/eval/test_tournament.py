@@ -45,6 +45,17 @@ def test_round_robin_records_every_game_with_its_file(ttt_run, tmp_path):
     assert len(keyed(out)) == 24
 
 
+def test_resume_with_the_players_in_another_order_replays_nothing(tmp_path):
+    # New players join a tournament in whatever order a script lists them: a pair is one pair
+    out = tmp_path / "t"
+    run_tournament(out, game_name="tictactoe", players=["random", "mcts:none@2"], games_per_pair=4, parallel=2,
+                   log=lambda s: None)
+    rep = run_tournament(out, players=["mcts:none@4", "mcts:none@2", "random"], log=lambda s: None)
+    assert rep.played == 2 * 4  # only the new player's two pairs
+    recs = keyed(out)
+    assert {(a, b) for a, b, _ in recs if {a, b} == {"random", "mcts:none@2"}} == {("random", "mcts:none@2")}
+
+
 def test_gauntlet_plays_one_against_all(ttt_run, tmp_path):
     out = tmp_path / "g"
     rep = run_tournament(out, game_name="tictactoe", gauntlet=f"raw:{ttt_run}", players=["random", f"mcts:{ttt_run}@2"],
