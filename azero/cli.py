@@ -88,6 +88,15 @@ def cmd_bench_inference(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_analysis(args: argparse.Namespace) -> int:
+    from azero.bench.analysis import run_analysis_bench
+
+    run_analysis_bench(args.checkpoint, turns=args.turns, visits=args.visits, rows=args.rows, workers=args.workers,
+                       rounds=args.rounds,
+                       seed=args.seed, threads=args.threads, device=args.device)
+    return 0
+
+
 def cmd_bench_accuracy(args: argparse.Namespace) -> int:
     from azero.bench.accuracy import run_accuracy_bench
 
@@ -178,11 +187,29 @@ def cmd_elo_curve(args: argparse.Namespace) -> int:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from azero.analysis.engine import default_workers
+    from azero.games.go_notation import board_size_of
+
+    go_only = {"--max-visits": args.max_visits, "--rows": args.rows, "--workers": args.workers,
+               "--report-as": args.report_as}
+    if board_size_of(args.game) is not None:
+        from azero.analysis.engine import run
+
+        if args.format != "json":
+            raise ValueError("Go analysis speaks KataGo's JSON protocol only: drop --format")
+        return run(checkpoint=args.checkpoint, game_name=args.game, visits=args.sims or 500,
+                   max_visits=args.max_visits or 5000, rows=args.rows or 64,
+                   workers=args.workers or default_workers(), report_as=args.report_as or "BLACK",
+                   seed=args.seed, device=args.device, threads=args.threads, precision=args.precision,
+                   backend=args.backend)
+    given = [name for name, value in go_only.items() if value is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)}: only for Go analysis (--game go9x9)")
     from azero.eval.analyze import run_analyze
 
-    return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims, algorithm=args.algorithm,
-                       fmt=args.format, seed=args.seed, device=args.device, threads=args.threads,
-                       precision=args.precision, backend=args.backend)
+    return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims or 200,
+                       algorithm=args.algorithm, fmt=args.format, seed=args.seed, device=args.device,
+                       threads=args.threads, precision=args.precision, backend=args.backend)
 
 
 def cmd_c4_accuracy(args: argparse.Namespace) -> int:
@@ -274,6 +301,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
     p.add_argument("--threads", type=int, default=1, help="CPU threads per forward pass (default 1)")
     p.set_defaults(func=cmd_bench_inference)
+    p = bsub.add_parser("analysis", help="Go JSON analysis: a whole game in one query vs one query per turn, "
+                                         "positions/s and their ratio")
+    add_checkpoint(p)
+    p.add_argument("--turns", type=int, default=60, help="moves of the analysed game (default 60)")
+    p.add_argument("--visits", type=int, default=100, help="visits per position (default 100)")
+    p.add_argument("--rows", type=int, default=64, help="positions per batch (default 64)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="parallel parts of the rows (default: the CPU cores, at most 2)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
+    add_seed(p)
+    add_threads(p)
+    add_device(p)
+    p.set_defaults(func=cmd_bench_analysis)
     p = bsub.add_parser("accuracy", help="the default inference (bf16, OpenVINO) vs torch f32 on a run's positions: "
                                          "policy KL, value gap, search move agreement")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run with replay/ shards and sgf/ games")
@@ -348,14 +388,30 @@ def build_parser() -> argparse.ArgumentParser:
     add_threads(p)
     p.set_defaults(func=cmd_compare)
 
-    p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line",
-                       description="Reads positions from stdin, one per line (connect four: the columns played, "
-                                   "1-based, e.g. 4453; empty line = start), and writes one JSON line each: "
-                                   "position, to_play, move (column 1-7), value (player to move's view), visits. "
-                                   "Invalid lines get a line with an 'error' field; the stream goes on.")
+    p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line "
+                                       "(Go: KataGo's JSON analysis protocol)",
+                       description="Connect four and other small games: reads positions from stdin, one per line "
+                                   "(connect four: the columns played, 1-based, e.g. 4453; empty line = start), "
+                                   "and writes one JSON line each: position, to_play, move (column 1-7), value "
+                                   "(player to move's view), visits. Invalid lines get a line with an 'error' field; "
+                                   "the stream goes on. Go (--game go9x9, goNxN): a KataGo-compatible JSON analysis "
+                                   "engine (KaTrain can drive it); every turn of every waiting query is searched "
+                                   "in one batch. See azero/analysis/katago.py for the fields.")
     p.add_argument("--game", default="connect4", help="game (default connect4)")
     p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")
-    add_player_options(p)
+    add_player_options(p, sims=False)
+    add_sims(p, default=None, help="simulations per position (default 200; Go: the default maxVisits, 500)")
+    p.add_argument("--max-visits", type=int, default=None,
+                   help="Go: the most visits per position a query may ask for (default 5000; more is cut to it "
+                        "with a warning). Memory: rows x max-visits x about 1.7 KB on 9x9")
+    p.add_argument("--rows", type=int, default=None,
+                   help="Go: positions searched in one batch (default 64)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="Go: parts of the rows searched in parallel threads, one OpenVINO stream each (default: "
+                        "the CPU cores, at most 2)")
+    p.add_argument("--report-as", type=str.upper, choices=["BLACK", "WHITE", "SIDETOMOVE"], default=None,
+                   help="Go: whose view win rates, scores and ownership are reported from (default BLACK, as "
+                        "KataGo's analysis config; a query's overrideSettings.reportAnalysisWinratesAs wins)")
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("c4-accuracy", help="connect four: share of moves that keep the solved value, raw network, "

@@ -143,7 +143,7 @@ class LoadedEvaluator:
 
 def load_evaluator(checkpoint: str | os.PathLike | None, *, game=None, device: str = "auto", seed: int = 0,
                    threads: int | None = 1, precision: str = "auto", backend: str = "auto",
-                   no_network: str = "rollouts") -> LoadedEvaluator:
+                   no_network: str = "rollouts", streams: int = 1) -> LoadedEvaluator:
     """The evaluator of a resolved checkpoint file (resolve_checkpoint), or for None the network-free
     `no_network` one: 'rollouts' (uniform priors, value = one random game from the leaf, so a search
     plays sensible moves with no network) or 'uniform' (value 0: the search sees only terminal
@@ -153,7 +153,8 @@ def load_evaluator(checkpoint: str | os.PathLike | None, *, game=None, device: s
     a ValueError naming both, and one reading fewer planes than the game writes gets FirstPlanes.
     `threads`: torch CPU threads (process-wide). One by default: searches evaluate small batches, for
     which the thread pool's hand-offs cost more than they save (about 5x on a busy 2-core machine
-    with a tiny network); None leaves torch's default. CheckpointError for an unusable file."""
+    with a tiny network); None leaves torch's default. `streams`: threads that will evaluate at the
+    same time (OpenVINO runs that many requests in parallel). CheckpointError for an unusable file."""
     if checkpoint is None:
         from azero.search.evaluators import RandomRolloutEvaluator, UniformEvaluator
 
@@ -167,7 +168,8 @@ def load_evaluator(checkpoint: str | os.PathLike | None, *, game=None, device: s
 
     ckpt = load_checkpoint(checkpoint)
     net = network_from_checkpoint_data(ckpt).eval()
-    evaluator = NetworkEvaluator(net, device=device, threads=threads, precision=precision, backend=backend)
+    evaluator = NetworkEvaluator(net, device=device, threads=threads, precision=precision, backend=backend,
+                                 streams=streams)
     loaded = LoadedEvaluator(evaluator, f"{ckpt.path.name} (step {ckpt.step}, {evaluator.describe})",
                              tuple(int(x) for x in net.obs_shape), int(net.num_actions), Path(ckpt.path))
     if game is not None:
