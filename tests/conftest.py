@@ -47,6 +47,24 @@ def tiny_checkpoint(tmp_path_factory):
                            metadata={"network": network_metadata(net)})
 
 
+@pytest.fixture(scope="session")
+def headed_checkpoint(tmp_path_factory):
+    """A randomly initialised tiny 9x9 network with ownership and score heads (seeded), extended features."""
+    import dataclasses
+
+    import torch
+
+    from azero.games.go import GoGame
+    from azero.train.checkpoint import model_tensors, network_metadata, save_checkpoint
+    from azero.train.network import NetworkConfig, PolicyValueNet
+
+    torch.manual_seed(1)
+    cfg = dataclasses.replace(NetworkConfig.tiny(), ownership_head=True, score_head=True)
+    net = PolicyValueNet(GoGame(9, features="extended").spec, cfg)
+    return save_checkpoint(tmp_path_factory.mktemp("headed"), step=1, tensors=model_tensors(net),
+                           metadata={"network": network_metadata(net)})
+
+
 @pytest.fixture
 def gnugo():
     from azero.agents.gtp_player import find_gnugo

@@ -19,6 +19,7 @@ from azero.games.base import States
 from azero.search.config import play_config
 from azero.search.inspect import MoveStats, RootStats, root_moves, root_stats
 from azero.search.mcts import MCTS
+from azero.search.result import SearchResult, most_visited, visit_policy
 
 NODE_BYTES_PER_ACTION = 20
 """child_index, child_prior, child_visits (4 bytes each) and child_value_sum (8): a tree's cost
@@ -91,6 +92,15 @@ class GrowingSearch:
     def prior(self, row: int) -> np.ndarray:
         """float32 [A]: the root's network priors (0 for illegal moves; all 0 before the first visit)."""
         return self.mcts.tree.child_prior[row, 0].copy()
+
+    def result(self) -> SearchResult:
+        """Every row's root as one SearchResult (PUCT: most visited move), all simulations so far counted."""
+        tree = self.mcts.tree
+        visits = tree.root_visits()
+        return SearchResult(visits=visits, policy=visit_policy(visits), q=tree.root_q(), prior=tree.root_prior(),
+                            value=tree.root_value(), action=most_visited(visits),
+                            simulations=np.maximum(self.visits() - 1, 0).astype(np.int32),
+                            score=tree.root_score() if self.scored else None, action_weights=visits)
 
 
 

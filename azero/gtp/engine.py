@@ -8,7 +8,9 @@ board to 9x9 first: GoGui starts at 19x19, which a 9x9 network refuses).
 Sabaki: Engines > Manage Engines, path `azero`, arguments `gtp --checkpoint
 CKPT`. Both drive it with list_commands, boardsize, clear_board, komi, play,
 genmove, undo, showboard, final_score and time_settings / time_left; KGS's
-kgsGtp adds kgs-genmove_cleanup and final_status_list.
+kgsGtp adds kgs-genmove_cleanup and final_status_list. Sabaki and Lizzie show
+live analysis through lz-analyze / kata-analyze (and their genmove forms),
+whose responses stream until the next command (analysis.py).
 
 Behaviour worth knowing (the why is in the modules named):
 
@@ -31,6 +33,8 @@ Behaviour worth knowing (the why is in the modules named):
   arrive (timecontrol.py).
 - After the opponent's pass, genmove passes when that already wins: by Tromp-Taylor as the
   board stands and after removing the stones the ownership head calls dead (eval/passing.py).
+- genmove right after an analysis of the same position plays from the analysis
+  tree (PUCT), its budget counting the visits already there (pondering).
 - kgs-genmove_cleanup captures and fills disputed points instead of passing
   while that still changes the score (cleanup.py).
 - Nothing but GTP goes to stdout: the loop writes responses to a private
@@ -41,12 +45,14 @@ Behaviour worth knowing (the why is in the modules named):
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import logging
 import math
 import os
 import re
 import sys
+import threading
 import time
 from typing import Callable
 
@@ -56,6 +62,7 @@ from azero.agents.passing import pass_wins
 from azero.games.base import IllegalActionError
 from azero.games.go import GoGame, features_for
 from azero.games.go_notation import MalformedVertex, board_size_of, parse_vertex, score_string
+from azero.gtp.analysis import AnalysisStream, AnalyzeSyntaxError, Ponder, parse_analyze_args
 from azero.gtp.board import BLACK, WHITE, GtpBoard
 from azero.gtp.cleanup import cleanup_moves
 from azero.gtp.protocol import format_response, parse_command
@@ -79,6 +86,16 @@ _COLOURS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
 class GtpFailure(Exception):
     """A command that fails: the message becomes the '? message' response."""
+
+
+@dataclasses.dataclass
+class _Analysis:
+    """What an analysis handler returns: respond() turns it into an AnalysisStream."""
+
+    colour: int
+    args: object
+    kata: bool
+    genmove: bool
 
 
 def _version() -> str:
@@ -113,6 +130,8 @@ class GtpEngine:
         self.simulations = simulations
         self.clock = TimeManager(time_per_move=time_per_move)
         self.now = now
+        # the analysis tree (lz-analyze / kata-analyze), kept for pondering (analysis.py)
+        self.ponder = Ponder(evaluator.evaluator, max(MAX_TIMED_SIMULATIONS, simulations), seed=seed)
         self.name = name
         self.algorithm = algorithm
         self.quit_requested = False
@@ -136,11 +155,27 @@ class GtpEngine:
             "showboard": self.cmd_showboard,
             "time_settings": self.cmd_time_settings,
             "time_left": self.cmd_time_left,
+            "lz-analyze": self.cmd_lz_analyze,
+            "kata-analyze": self.cmd_kata_analyze,
+            "lz-genmove_analyze": self.cmd_lz_genmove_analyze,
+            "kata-genmove_analyze": self.cmd_kata_genmove_analyze,
         }
 
     # ------------------------------------------------------------------ dispatch
     def handle(self, line: str) -> str | None:
-        """The response to one command line, or None for a line GTP says to ignore (empty, comment)."""
+        """The response to one command line, or None for a line GTP says to ignore (empty, comment).
+        An analysis command answers with one update (its genmove form: the whole response)."""
+        response = self.respond(line)
+        if isinstance(response, AnalysisStream):
+            try:
+                return response.once()
+            except Exception as e:  # as in respond: report a bug, keep the game
+                log.exception("command %r failed", line.strip())
+                return format_response(False, f"internal error: {type(e).__name__}: {e}", response.ident)
+        return response
+
+    def respond(self, line: str) -> str | AnalysisStream | None:
+        """handle(), except that an analysis command gives its AnalysisStream, for `serve` to run."""
         cmd = parse_command(line)
         if cmd is None:
             return None
@@ -148,7 +183,11 @@ class GtpEngine:
         if handler is None:
             return format_response(False, "unknown command", cmd.id)
         try:
-            return format_response(True, handler(cmd.args), cmd.id)
+            result = handler(cmd.args)
+            if isinstance(result, _Analysis):
+                return AnalysisStream(self, cmd.id, result.colour, result.args, kata=result.kata,
+                                      genmove=result.genmove)
+            return format_response(True, result, cmd.id)
         except GtpFailure as e:
             return format_response(False, str(e), cmd.id)
         except Exception as e:  # a bug must not end a game the controller is running: report it
@@ -290,7 +329,57 @@ class GtpEngine:
             raise GtpFailure("cannot undo")
         return ""
 
-    def _generate(self, colour: int, *, commit: bool, cleanup: bool) -> str:
+    # ------------------------------------------------------------------ analysis (analysis.py)
+    def _analysis(self, args, *, kata: bool, genmove: bool) -> "_Analysis":
+        try:
+            parsed = parse_analyze_args(args, kata=kata, genmove=genmove, colours=_COLOURS)
+        except AnalyzeSyntaxError as e:
+            raise GtpFailure(f"syntax error: {e}") from None
+        colour = self.board.to_play() if parsed.colour is None else parsed.colour
+        try:
+            self.board.position_for(colour)
+        except IllegalActionError as e:
+            raise GtpFailure(f"cannot analyze: {e}") from None
+        return _Analysis(colour, parsed, kata, genmove)
+
+    def cmd_lz_analyze(self, args):
+        return self._analysis(args, kata=False, genmove=False)
+
+    def cmd_kata_analyze(self, args):
+        return self._analysis(args, kata=True, genmove=False)
+
+    def cmd_lz_genmove_analyze(self, args):
+        return self._analysis(args, kata=False, genmove=True)
+
+    def cmd_kata_genmove_analyze(self, args):
+        return self._analysis(args, kata=True, genmove=True)
+
+    def _ponder_key(self, colour: int):
+        return (tuple(self.board.sequence), colour, self.board.game.spec.name, self.board.komi)
+
+    def ponder_search(self, colour: int):
+        """The analysis tree of the position with `colour` to move (continued if it is the last one's)."""
+        return self.ponder.at(self.board.game, self._ponder_key(colour), self.board.position_for(colour))
+
+    def root_ownership(self, colour: int):
+        """The network's ownership of the position, player to move's view; None without the head."""
+        owner = getattr(self.agent.evaluator, "ownership", None)
+        views = owner(self.board.position_for(colour).encode()) if owner is not None else None
+        if views is None:
+            log.warning("kata-analyze: the network has no ownership head: no ownership reported")
+            return None
+        return views[0]
+
+    def move_budget(self, colour: int) -> int:
+        """Simulations genmove would search now (the fixed budget, or the clock's)."""
+        seconds = self.clock.move_seconds(colour, len(self.board.sequence), self.board.board_size)
+        return max(1, self.clock.simulations(seconds, self.simulations))
+
+    def play_searched(self, colour: int, search) -> str:
+        """Play the genmove form's move from its analysis tree (commit, clock and log as genmove)."""
+        return self._generate(colour, commit=True, cleanup=False, searched=search.result())
+
+    def _generate(self, colour: int, *, commit: bool, cleanup: bool, searched=None) -> str:
         start = self.now()
         try:
             root = self.board.position_for(colour)
@@ -313,7 +402,7 @@ class GtpEngine:
         elif self._opponent_passed(colour) and self._pass_wins(colour, root):
             action, how = pass_action, "the opponent passed and the count already wins"
         elif legal[:pass_action].any():
-            result = self._search(colour, root)
+            result = searched if searched is not None else self._search(colour, root)
             action = int(result.action[0])
         else:
             action, how = pass_action, "only pass is legal"
@@ -344,9 +433,24 @@ class GtpEngine:
         if seconds is not None and self.clock.rate is None:
             self._timed_search(spec, root, PROBE_SIMULATIONS)
         sims = self.clock.simulations(seconds, self.simulations)
+        if self.algorithm == "puct" and self.ponder.key == self._ponder_key(colour):
+            return self._pondered_search(sims)
         if seconds is not None and self.algorithm == "gumbel":
             sims = coarse_budget(sims)  # Gumbel builds a search per budget: keep the distinct budgets few
         return self._timed_search(spec, root, sims)
+
+    def _pondered_search(self, sims: int):
+        """genmove after analysis of the same position: grow the analysis tree to the budget."""
+        search = self.ponder.search
+        before = int(search.visits()[0])
+        t0 = self.now()
+        while search.remaining()[0] > 0 and search.visits()[0] < sims + 1:
+            search.grow(sims + 1 - int(search.visits()[0]))
+        done = int(search.visits()[0]) - before
+        if done > 0:
+            self.clock.record_search(done, self.now() - t0)
+        log.info("genmove: the analysis tree had %d visits, searched %d more", before, done)
+        return search.result()
 
     def _timed_search(self, spec, root, sims: int):
         t0 = self.now()
@@ -391,22 +495,67 @@ def coarse_budget(sims: int) -> int:
 
 
 def serve(engine: GtpEngine, inp, out) -> None:
-    """Answer command lines from `inp` (bytes or text, one command per line) on `out` until quit or EOF."""
+    """Answer command lines from `inp` (bytes or text, one command per line) on `out` until quit or EOF.
+
+    An analysis command's response streams from a thread while the next line is read; that line
+    ends it (analysis.py). A genmove form is waited for: its response ends with its move."""
+    pending = None
     while not engine.quit_requested:
-        raw = inp.readline()
+        raw = pending if pending is not None else inp.readline()
+        pending = None
         if not raw:
             return
         if isinstance(raw, bytes):
             # GTP is ASCII; anything else is garbage to be refused, not a reason to crash.
             raw = raw.decode("utf-8", errors="replace")
-        response = engine.handle(raw)
+        response = engine.respond(raw)
         if response is None:
             continue
         try:
-            out.write(response)
-            out.flush()
+            if isinstance(response, AnalysisStream):
+                pending = _stream(response, inp, out)
+            else:
+                out.write(response)
+                out.flush()
         except BrokenPipeError:
             return  # the controller went away
+
+
+def _stream(stream: AnalysisStream, inp, out):
+    """Run one analysis response; returns the line that ended it (b'' / '' at end of input), or None
+    for a genmove form (which ends by itself)."""
+    lock = threading.Lock()
+
+    def write(text: str) -> None:
+        with lock:
+            out.write(text)
+            out.flush()
+
+    write(stream.header)
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            stream.run(write, stop)
+        except BrokenPipeError:
+            pass
+        except Exception as e:  # a bug must not hang the controller: end the response
+            log.exception("analysis failed")
+            failed.append(e)
+
+    worker = threading.Thread(target=run, name="gtp-analysis", daemon=True)
+    worker.start()
+    if stream.genmove:
+        worker.join()
+        if failed:
+            write("\n")
+        return None
+    line = inp.readline()
+    stop.set()
+    worker.join()
+    write("\n")
+    return line
 
 
 def protocol_streams():

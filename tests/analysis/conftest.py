@@ -1,5 +1,5 @@
-"""Fixtures of the analysis tests: a tiny 9x9 network with ownership and score heads, and engines
-over it (or over the uniform evaluator) that write their answers to a list."""
+"""Fixtures of the analysis tests: engines over the tiny headed network (tests/conftest.py) or the
+uniform evaluator that write their answers to a list."""
 
 from __future__ import annotations
 
@@ -9,24 +9,6 @@ import pytest
 
 from azero.analysis.engine import AnalysisEngine
 from azero.analysis.katago import Limits
-
-
-@pytest.fixture(scope="session")
-def headed_checkpoint(tmp_path_factory):
-    """A randomly initialised tiny 9x9 network with ownership and score heads (seeded), extended features."""
-    import dataclasses
-
-    import torch
-
-    from azero.games.go import GoGame
-    from azero.train.checkpoint import model_tensors, network_metadata, save_checkpoint
-    from azero.train.network import NetworkConfig, PolicyValueNet
-
-    torch.manual_seed(1)
-    cfg = dataclasses.replace(NetworkConfig.tiny(), ownership_head=True, score_head=True)
-    net = PolicyValueNet(GoGame(9, features="extended").spec, cfg)
-    return save_checkpoint(tmp_path_factory.mktemp("headed"), step=1, tensors=model_tensors(net),
-                           metadata={"network": network_metadata(net)})
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ LETTERS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 NAMES = ["protocol_version", "name", "version", "known_command", "list_commands", "quit", "boardsize",
          "clear_board", "komi", "play", "genmove", "reg_genmove", "kgs-genmove_cleanup", "undo", "final_score",
          "final_status_list", "showboard", "time_settings", "time_left", "loadsgf", "fixed_handicap",
+         "lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze",
          "Play", "genmove_black", "", "==", "?", "12abc"]
 COLOURS = ["b", "w", "black", "white", "B", "WHITE", "Black", "x", "bw", "", "1", "ｂ"]
 
@@ -134,6 +135,12 @@ def random_line(rng: random.Random, n: int) -> str:
                            "time_settings 1e308 1e308 1", f"boardsize {'9' * 5000}",
                            f"time_settings 1 1 {'7' * 5000}", f"time_left b 10 {'1' * 4400}",
                            "time_settings 600 30 5"])
+    elif roll < 0.71:
+        line = rng.choice(["lz-analyze", "lz-analyze b 1", "lz-analyze 5", "kata-analyze w 1 ownership true",
+                           "kata-analyze b 0 maxmoves 2 pvVisits true", "lz-genmove_analyze b 1",
+                           "kata-genmove_analyze w 1 ownership true", "lz-analyze b 1 ownership true",
+                           "kata-analyze b x", "lz-genmove_analyze", "kata-analyze b 10 maxmoves -1",
+                           f"lz-analyze b {'9' * 5000}", "kata-analyze white interval 3"])
     elif roll < 0.83:
         line = random_garbage(rng)
     else:
@@ -181,6 +188,11 @@ def test_random_lines_keep_the_engine_consistent(make_engine, ask, seed, algorit
                 counts["moves"] += 1
             elif name in ("genmove", "kgs-genmove_cleanup"):
                 shadow.moves.append((colour, shadow.point(text)))
+                counts["moves"] += 1
+            elif name in ("lz-genmove_analyze", "kata-genmove_analyze"):
+                last = text.split("\n")[-1].split()
+                assert last[0] == "play", f"step {step}: {line!r} -> {text!r}"
+                shadow.moves.append((colour, shadow.point(last[1])))
                 counts["moves"] += 1
             elif name == "undo":
                 shadow.moves.pop()
