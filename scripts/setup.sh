@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up: a virtual environment in .venv with azero installed editable.
+# Idempotent set-up: a virtual environment in .venv with azero installed editable, with the
+# extras named in $1 (default dev; the test command adds clients, the real clients tests drive).
 # torch is pinned to 2.13.0 first because on this machine type that CPU build lies
 # on local disk; the package itself accepts any torch in its declared range.
 set -euo pipefail
@@ -16,4 +17,6 @@ quiet $VPY -m pip install -q --upgrade pip >/dev/null
 if ! $VPY -c "import torch" 2>/dev/null; then
     quiet $VPY -m pip install -q torch==2.13.0
 fi
-quiet $VPY -m pip install -q -e ".[dev]"
+EXTRAS="${1:-dev}"
+case "$EXTRAS" in *[!a-z,]*|"") echo "setup.sh: extras must look like dev or dev,clients, got '$EXTRAS'" >&2; exit 2;; esac
+quiet $VPY -m pip install -q -e ".[$EXTRAS]"

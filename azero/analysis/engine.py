@@ -286,7 +286,8 @@ class AnalysisEngine:
         now = self.now()
         n = self.limits.board_size
         for row, job in sorted(self._running.items()):
-            done = job.terminated or remaining[row] == 0
+            late = job.query.max_time is not None and now - job.started >= job.query.max_time
+            done = job.terminated or late or remaining[row] == 0
             if done:
                 if search.visits()[row] == 0:
                     self.emit(no_results(job.query, job.turn))

@@ -14,7 +14,8 @@ What azero does with each query field:
   `analyzeTurns` (default: the last turn), `maxVisits` (>= 1; above the engine's --max-visits it
   is cut to that with a warning: KaTrain ponders with 10,000,000), `includeOwnership`,
   `includePolicy`, `includePVVisits`, `reportDuringSearchEvery` (seconds, > 0), `priority` /
-  `priorities`, `overrideSettings.reportAnalysisWinratesAs` (BLACK, WHITE or SIDETOMOVE).
+  `priorities`, `overrideSettings.reportAnalysisWinratesAs` (BLACK, WHITE or SIDETOMOVE) and
+  `overrideSettings.maxTime` (seconds per turn at most).
 - KataGo fields azero does not implement (`avoidMoves`, `allowMoves`, `includeMovesOwnership`,
   `rootPolicyTemperature`, `rootFpuReductionMax`, `whiteHandicapBonus`, other overrideSettings)
   get a warning and are ignored; unknown fields get a warning too. The query goes on either way.
@@ -82,6 +83,8 @@ class Query:
     report_every: float | None = None
     priorities: list[int] = dataclasses.field(default_factory=list)
     report_as: str = "BLACK"
+    max_time: float | None = None
+    """overrideSettings.maxTime: seconds of search per turn at most (KaTrain sends it)."""
     warnings: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     """(message, field) pairs to send before the answers."""
 
@@ -220,7 +223,7 @@ def parse_query(obj, limits: Limits) -> Query:
             or not all(_is_int(p) for p in priorities)):
         raise QueryError("priorities must be a list of integers, one per analyzeTurns entry", "priorities")
 
-    report_as = limits.report_as
+    report_as, max_time = limits.report_as, None
     settings = obj.get("overrideSettings", {})
     if not isinstance(settings, dict):
         raise QueryError(f"overrideSettings must be an object, got {settings!r}", "overrideSettings")
@@ -230,12 +233,16 @@ def parse_query(obj, limits: Limits) -> Query:
                 raise QueryError(f"reportAnalysisWinratesAs must be one of {', '.join(REPORT_AS)}, got {value!r}",
                                  "overrideSettings")
             report_as = value.upper()
+        elif key == "maxTime":
+            if not _is_number(value) or value <= 0:
+                raise QueryError(f"maxTime must be a number of seconds > 0, got {value!r}", "overrideSettings")
+            max_time = float(value)
         else:
             warnings.append((f"overrideSettings.{key} is not supported by azero and is ignored", "overrideSettings"))
 
     query = Query(qid, [], komi, visits, _bool(obj, "includeOwnership"), _bool(obj, "includePolicy"),
                   _bool(obj, "includePVVisits"), None if every is None else float(every), priorities,
-                  report_as, warnings)
+                  report_as, max_time, warnings)
     query.turns = _positions(setup, moves, sorted(set(turns_asked)), initial, komi, limits)
     # priorities follow analyzeTurns as given; turns are deduplicated and in order
     by_turn = dict(zip(turns_asked, priorities))

@@ -165,3 +165,19 @@ def test_serve_reads_while_searching_and_finishes_every_query_at_end_of_input(en
     out = [json.loads(line) for line in c.lines]
     assert sorted(a["id"] for a in finals(out)) == ["q0", "q1", "q2"]
     assert any("error" in a and a["id"] is None for a in out)
+
+
+def test_max_time_ends_a_turn_with_the_visits_it_has(engine_on):
+    ticks = iter(range(10**6))
+    c = engine_on(now=lambda: float(next(ticks)), chunk=2, max_visits=1000)
+    (a,) = finals(c.ask(query(maxVisits=1000, overrideSettings={"maxTime": 3})))
+    assert 1 < a["rootInfo"]["visits"] < 1000
+
+
+def test_the_cli_refuses_go_options_for_other_games_and_text_for_go(capsys):
+    from azero.cli import main
+
+    assert main(["analyze", "--game", "connect4", "--rows", "8"]) == 2
+    assert "--rows: only for Go" in capsys.readouterr().err
+    assert main(["analyze", "--game", "go9x9", "--format", "text"]) == 2
+    assert "JSON protocol only" in capsys.readouterr().err
