@@ -63,7 +63,9 @@ class RunConfig:
     log_every_s: float = 5.0
     """Seconds between progress lines."""
     max_minutes: Optional[float] = None
-    """Stop (with a checkpoint) after this much wall time even if train.steps is not reached."""
+    """Stop (with a checkpoint) after this much wall time even if train.steps is not reached. The
+    run's clock (state.json `clock`) is kept across resumes, so this is the run's total: a resumed
+    run gets what its earlier starts left (raise it to extend the run)."""
     init_from: Optional[str] = None
     """Warm start: a NEW run's network starts from this checkpoint's weights (a file, a run directory,
     or 'shipped' for the game's shipped network); new heads start fresh and extra input planes at
@@ -71,7 +73,7 @@ class RunConfig:
     Both runners (Ray: the learner actor reads the file, so it must be on storage every node sees)."""
     max_cpu_minutes: Optional[float] = None
     """Stop (with a checkpoint) after the run's process has used this much CPU time (all its
-    threads; local runner only: Ray's roles spend their CPU time in other processes, on other nodes,
+    threads; the total across resumes, as max_minutes; local runner only: Ray's roles spend their CPU time in other processes, on other nodes,
     so run.runner=ray refuses the key and takes run.max_minutes). Ablation arms use it rather than max_minutes: on a shared
     machine the wall clock also counts other jobs, the CPU time only the arm's own work
     (2 idle cores: 90 CPU minutes ~ 45 minutes of wall clock)."""

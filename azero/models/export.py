@@ -6,7 +6,9 @@ Writes DIR/<game>.safetensors (the network's tensors and description; no optimiz
 or random-generator state, so a fraction of the size) and DIR/<game>.json: the game, the
 network, the config and command of the run that trained it (from the run directory the
 checkpoint sits in), how long it trained (steps, wall clock continued across resumes,
-games, positions) and the measured strength from --strength. DIR defaults to
+games, positions, the run's wall and CPU hours), where it began (a warm start from an earlier
+network, with that network's record: the CPU hours add up along the line) and the measured
+strength from --strength. DIR defaults to
 azero/models/, where `azero play`, `azero gtp` and `azero analyze` look.
 """
 
@@ -27,6 +29,21 @@ KEEP_METADATA = ("network", "samples_seen", "train_config")
 def _run_dir_of(checkpoint: Path) -> Path | None:
     run = checkpoint.resolve().parent.parent
     return run if (run / "config.yaml").is_file() else None
+
+
+def _lineage(warm: dict) -> dict:
+    """The run's warm start, with the record of the network it started from when there is one (a
+    shipped network's <game>.json sits beside its weights): where the run began, and its hours."""
+    out = dict(warm)
+    source = Path(str(warm.get("from", "")))
+    record = source.with_suffix(".json")
+    if record.is_file():
+        try:
+            previous = json.loads(record.read_text())
+        except ValueError:
+            return out
+        out["record"] = {k: previous[k] for k in ("step", "trained", "command", "warm_start") if k in previous}
+    return out
 
 
 def export_network(checkpoint: str | Path, game: str, *, out_dir: str | Path = MODELS_DIR,
@@ -59,6 +76,18 @@ def export_network(checkpoint: str | Path, game: str, *, out_dir: str | Path = M
                            "wall_clock_hours": None if seconds is None else round(seconds / 3600, 2),
                            "selfplay_positions": positions,
                            "selfplay_games_whole_run": state.get("games_total")}
+        clock = state.get("clock")
+        if clock:  # the run's whole clock, kept across resumes (older runs have none)
+            card["trained"].update(run_wall_hours=round(clock["wall_s"] / 3600, 2),
+                                   run_cpu_hours=round(clock["cpu_s"] / 3600, 2), run_starts=clock.get("starts"))
+        warm = state.get("warm_start")
+        if warm:
+            card["warm_start"] = _lineage(warm)
+            before = card["warm_start"].get("record", {}).get("trained", {})
+            if clock and "total_cpu_hours" in before:
+                card["trained"]["total_cpu_hours"] = round(before["total_cpu_hours"] + clock["cpu_s"] / 3600, 2)
+        elif clock:
+            card["trained"]["total_cpu_hours"] = round(clock["cpu_s"] / 3600, 2)
         card["config"] = OmegaConf.to_container(OmegaConf.load(run / "config.yaml"))
     if command:
         card["command"] = command

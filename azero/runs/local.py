@@ -71,7 +71,7 @@ class LocalRun:
         self.pool = ThreadPoolExecutor(len(self.workers)) if len(self.workers) > 1 else None
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=status["step"], echo=echo)
-        self.budget = Budget(cfg.run)
+        self.budget = Budget(cfg.run, spent=self.book.clock_before)
         self._last_train = {}
 
     @property
@@ -139,7 +139,8 @@ class LocalRun:
     def run(self) -> dict:
         cfg = self.cfg
         self.logger.message(start_message("", cfg, self.spec, self.run_dir, self.learner.status(), mode=self.mode,
-                                          where=f"on {self.device}"))
+                                          where=f"on {self.device}", clock=self.book.state.get("clock")))
+        self.book.start_clock()
         self.budget.start()
         restore = self.budget.stop_on_signals(self.logger.message)
         try:
@@ -157,6 +158,7 @@ class LocalRun:
             self.logger.message(f"checkpoint {path}")
         finally:
             restore()
+            self.book.save_clock()
             self.close()
         return {"step": self.trainer.step, "games": self.games_total,
                 "positions": self.buffer.stats().positions_total, "last_train": self._last_train}

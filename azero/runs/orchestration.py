@@ -74,6 +74,24 @@ class RunBook:
         self.epoch = int(self.state.get("resumes", 0))
         if warm_started is not None:
             self.state["warm_start"] = warm_started  # the run's record says where it began
+        # The run's clock, kept across resumes (Budget and the record count the total).
+        clock = self.state.get("clock", {})
+        self.clock_before = (float(clock.get("wall_s", 0.0)), float(clock.get("cpu_s", 0.0)))
+        self._t0, self._c0 = time.perf_counter(), time.process_time()
+
+    def start_clock(self) -> None:
+        """This start's share of the clock counts from here (the main loop's start)."""
+        self._t0, self._c0 = time.perf_counter(), time.process_time()
+
+    def clock(self) -> dict:
+        """The run's total wall and CPU seconds (this process's CPU time: on Ray, the driver's only)."""
+        wall, cpu = self.clock_before
+        return {"wall_s": round(wall + time.perf_counter() - self._t0, 1),
+                "cpu_s": round(cpu + time.process_time() - self._c0, 1), "starts": self.epoch + 1}
+
+    def save_clock(self) -> None:
+        self.state["clock"] = self.clock()
+        self.run_dir.save_state(self.state)
 
     def worker_seed(self, seed: int, worker: int) -> int:
         return worker_seed(seed, worker, self.epoch)
@@ -94,7 +112,7 @@ class RunBook:
                                    komi=self.spec.params["komi"], player=f"azero-step{step}")
         self.games_total += len(records)
         self.stats.add(records)
-        self.state.update(games_total=self.games_total, game_stats=self.stats.to_dict())
+        self.state.update(games_total=self.games_total, game_stats=self.stats.to_dict(), clock=self.clock())
         self.run_dir.save_state(self.state)
         if logger is not None:
             logger.scalars(step, {
@@ -111,13 +129,16 @@ class RunBook:
                 + (f", false {100 * fr:.0f}%" if fr is not None else "") + ")")
 
 
-def start_message(runner: str, cfg, spec, run_dir: RunDir, learner: dict, *, mode: str, where: str) -> str:
-    """The run's first progress line; `learner` is Learner.status()."""
+def start_message(runner: str, cfg, spec, run_dir: RunDir, learner: dict, *, mode: str, where: str,
+                  clock: dict | None = None) -> str:
+    """The run's first progress line; `learner` is Learner.status(), `clock` the run's clock so far."""
     warm = learner["warm_started"]
     return (f"azero selfplay{runner}: {spec.name}, run dir {run_dir.path}, net {cfg.model.blocks}x{cfg.model.channels} "
             f"({learner['params']:,} params), {cfg.search.algorithm} {cfg.search.simulations} sims, "
             f"{cfg.run.workers} worker(s) x {cfg.selfplay.games_in_parallel} games, evaluator {mode} {where}"
             + (f", resumed from {learner['resumed_from']}" if learner["resumed_from"] else "")
+            + (f" (clock so far {clock['wall_s'] / 3600:.2f} h wall, {clock['cpu_s'] / 3600:.2f} CPU h)"
+               if learner["resumed_from"] and clock else "")
             + (f", warm start from {warm['from']} (step {warm['step']}"
                + (f"; fresh: {', '.join(warm['fresh'])}" if warm["fresh"] else "")
                + (f"; {'; '.join(warm['widened'])}" if warm["widened"] else "") + ")"
@@ -130,8 +151,11 @@ class Budget:
     for Ray, whose roles' CPU time is spent in other processes), or a stop request (`stop()`,
     SIGTERM / SIGINT while `stop_on_signals` is in force)."""
 
-    def __init__(self, run_cfg):
+    def __init__(self, run_cfg, spent: tuple[float, float] = (0.0, 0.0)):
+        """`spent`: (wall, CPU) seconds the run's earlier starts used (RunBook.clock_before): the
+        budgets are the run's totals."""
         self.run_cfg = run_cfg
+        self.spent_before = spent
         self.deadline = self.cpu_deadline = None
         self.stopped = threading.Event()
 
@@ -139,8 +163,9 @@ class Budget:
         """The budget counts from here (the main loop's start: building the roles is not charged)."""
         now, cpu = time.perf_counter(), time.process_time()
         run = self.run_cfg
-        self.deadline = None if run.max_minutes is None else now + 60 * run.max_minutes
-        self.cpu_deadline = None if run.max_cpu_minutes is None else cpu + 60 * run.max_cpu_minutes
+        wall_before, cpu_before = self.spent_before
+        self.deadline = None if run.max_minutes is None else now + 60 * run.max_minutes - wall_before
+        self.cpu_deadline = None if run.max_cpu_minutes is None else cpu + 60 * run.max_cpu_minutes - cpu_before
 
     def spent(self) -> str | None:
         """Why the budget ends the run now (a message to log), or None while it lasts; a stop

@@ -138,7 +138,7 @@ class RayRun:
             self._retry("server", lambda: self.server.set_weights.remote(self.weights_ref, self.version))
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=self.start_step, echo=echo)
-        self.budget = Budget(cfg.run)
+        self.budget = Budget(cfg.run, spent=self.book.clock_before)
         self.worker_failures = 0
         self._worker_down = [False] * cfg.run.workers  # True from a worker's failed call to its next success
         self.evaluations = [0] * cfg.run.workers
@@ -201,7 +201,8 @@ class RayRun:
     def run(self) -> dict:
         cfg = self.cfg
         self.logger.message(start_message(" (ray)", cfg, self.spec, self.run_dir, self.learner_status, mode=self.mode,
-                                          where=f"on {cfg.run.device}, cluster {cfg.run.ray_address or 'local'}"))
+                                          where=f"on {cfg.run.device}, cluster {cfg.run.ray_address or 'local'}",
+                                          clock=self.book.state.get("clock")))
         moves = cfg.run.moves_per_round
         resign = self.start_step >= cfg.selfplay.resign_after_steps
         pending = {w.play.remote(moves, self.weights_ref, self.version, resign): i
@@ -210,6 +211,7 @@ class RayRun:
         step = self.start_step
         last = {}
         t0 = time.perf_counter()
+        self.book.start_clock()
         self.budget.start()
         restore = self.budget.stop_on_signals(self.logger.message)
         try:
@@ -276,6 +278,7 @@ class RayRun:
             stats = self._retry("buffer", lambda: self.buffer.stats.remote())
         finally:
             restore()
+            self.book.save_clock()
             self.logger.close()
         return {"step": step, "games": self.games_total, "positions": stats.positions_total, "last_train": last,
                 "worker_failures": self.worker_failures, "role_restarts": dict(self.role_restarts)}

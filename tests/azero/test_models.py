@@ -87,3 +87,35 @@ def test_shipped_names_the_shipped_file_or_fails_clearly(tmp_path, monkeypatch):
     (tmp_path / "go9x9.safetensors").write_bytes(b"x")
     assert resolve_checkpoint("shipped", "go9x9") == tmp_path / "go9x9.safetensors"
     assert resolve_checkpoint(None, "go") == tmp_path / "go9x9.safetensors"  # 'go' is 9x9 by default
+
+
+def test_export_records_the_clock_and_the_warm_start_line(tmp_path):
+    """A run warm-started from a shipped network: the record names it, with its record, and the CPU
+    hours add up along the line."""
+    import json
+
+    import torch
+
+    from azero.games import make_game
+    from azero.models.export import export_network
+    from azero.train.checkpoint import model_tensors, network_metadata, save_checkpoint
+    from azero.train.network import NetworkConfig, PolicyValueNet
+
+    torch.manual_seed(0)
+    net = PolicyValueNet(make_game("connect4").spec, NetworkConfig.tiny())
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "connect4.json").write_text(json.dumps({"step": 500, "trained": {"total_cpu_hours": 2.5}}))
+    run = tmp_path / "run"
+    (run / "logs").mkdir(parents=True)
+    (run / "config.yaml").write_text("game:\n  name: connect4\n")
+    (run / "state.json").write_text(json.dumps({
+        "games_total": 4, "clock": {"wall_s": 3600.0, "cpu_s": 5400.0, "starts": 3},
+        "warm_start": {"from": str(shipped / "connect4.safetensors"), "step": 500, "fresh": [], "widened": []}}))
+    ckpt = save_checkpoint(run / "checkpoints", step=7, tensors=model_tensors(net),
+                           metadata={"network": network_metadata(net)})
+    _, card_path = export_network(ckpt, "connect4", out_dir=tmp_path / "out")
+    card = json.loads(card_path.read_text())
+    assert card["trained"]["run_wall_hours"] == 1.0 and card["trained"]["run_cpu_hours"] == 1.5
+    assert card["trained"]["run_starts"] == 3 and card["trained"]["total_cpu_hours"] == 4.0
+    assert card["warm_start"]["step"] == 500 and card["warm_start"]["record"]["step"] == 500

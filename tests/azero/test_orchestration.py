@@ -97,3 +97,32 @@ def test_ray_selfplay_from_the_command_line_warm_starts(tmp_path):
     assert "azero selfplay (ray): tictactoe" in out and "warm start from" in out, out
     state = json.loads((tmp_path / "ray" / "state.json").read_text())
     assert state["warm_start"]["step"] == 5 and state["games_total"] > 0
+
+
+def test_the_budget_counts_what_earlier_starts_spent():
+    import time
+
+    from azero.config import RunConfig
+    from azero.runs.orchestration import Budget
+
+    run = RunConfig(max_minutes=10.0, max_cpu_minutes=10.0)
+    fresh, resumed, over = Budget(run), Budget(run, spent=(540.0, 60.0)), Budget(run, spent=(601.0, 0.0))
+    for b in (fresh, resumed, over):
+        b.start()
+    assert fresh.spent() is None and resumed.spent() is None
+    assert abs((fresh.deadline - resumed.deadline) - 540.0) < 1.0
+    assert abs((fresh.cpu_deadline - resumed.cpu_deadline) - 60.0) < 1.0
+    assert "max_minutes=10.0 reached" in over.spent()  # the run's total is already spent
+    assert time.perf_counter() < fresh.deadline
+
+
+def test_the_run_clock_is_read_back_and_saved_with_the_state(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    rd.create()
+    rd.save_state({"clock": {"wall_s": 100.0, "cpu_s": 150.0, "starts": 1}, "resumes": 0})
+    book = _book(rd.path, resumed=True)
+    assert book.clock_before == (100.0, 150.0)
+    book.start_clock()
+    book.save_clock()
+    clock = json.loads((rd.path / "state.json").read_text())["clock"]
+    assert clock["wall_s"] >= 100.0 and clock["cpu_s"] >= 150.0 and clock["starts"] == 2

@@ -140,6 +140,8 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
     ckpt = latest_checkpoint(run / "checkpoints")
     step_at_kill = int(ckpt.stem.split("_")[1])
     assert before and len(before) == len(set(before))
+    clock_at_kill = json.loads((run / "state.json").read_text())["clock"]
+    assert clock_at_kill["wall_s"] > 0 and clock_at_kill["starts"] == 1
 
     r = azero(["selfplay", "--resume", str(run), "train.steps=" + str(step_at_kill + 30)])
     assert r.returncode == 0, r.stdout + r.stderr
@@ -148,6 +150,8 @@ def test_resume_after_sigkill_loses_and_duplicates_nothing(tmp_path):
     assert after[: len(before)] == before, "positions written before the kill changed"
     assert len(after) == len(set(after)), "duplicated positions after resume"
     assert latest_checkpoint(run / "checkpoints").stem.endswith(f"{step_at_kill + 30:09d}")
+    clock = json.loads((run / "state.json").read_text())["clock"]  # kept across the restart
+    assert clock["starts"] == 2 and clock["wall_s"] > clock_at_kill["wall_s"] and clock["cpu_s"] > clock_at_kill["cpu_s"]
 
 
 def test_sigterm_stops_with_a_checkpoint_of_the_last_step(tmp_path):
