@@ -155,6 +155,17 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ladder(args: argparse.Namespace) -> int:
+    from azero.eval.ladder import format_ladder, run_ladder
+
+    levels = [int(x) for x in args.levels.split(",") if x.strip()]
+    doc = run_ladder(args.player, out_dir=args.out, levels=levels, games=args.games, max_games=args.max_games,
+                     step=args.step, parallel=args.parallel, seed=args.seed, opening_moves=args.opening_moves,
+                     device=args.device, threads=args.threads, precision=args.precision, backend=args.backend)
+    print(format_ladder(doc))
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from azero.eval.compare import format_table, parse_budgets, run_compare
 
@@ -387,6 +398,25 @@ def build_parser() -> argparse.ArgumentParser:
     add_device(p)
     add_threads(p)
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("ladder", help="Go: one player against GNU Go levels (default 1, 5, 10) with intervals; "
+                                      "more games where a result is within its interval of 50%%",
+                       description="Each level is a resumable gauntlet tournament in OUT/gnugo-LEVEL (GNU Go 3.8, "
+                                   "Chinese rules, --capture-all-dead, Tromp-Taylor cross-checked with final_score). "
+                                   "A level whose 95%% interval holds 50%% gets --step more games, up to --max-games. "
+                                   "Summary: OUT/ladder.json and OUT/ladder.txt.")
+    p.add_argument("--player", required=True, help="the player spec, e.g. mcts:shipped@800")
+    p.add_argument("--out", required=True, help="ladder directory (created; resumed if it holds one)")
+    p.add_argument("--levels", default="1,5,10", help="GNU Go levels, comma-separated (default 1,5,10)")
+    p.add_argument("--games", type=int, default=40, help="games per level, half with each colour (default 40)")
+    p.add_argument("--max-games", type=int, default=160, help="most games per level when close to 50%% (default 160)")
+    p.add_argument("--step", type=int, default=20, help="games added while the interval holds 50%% (default 20)")
+    p.add_argument("--parallel", type=int, default=4, help="games in lockstep, one GNU Go process each (default 4)")
+    p.add_argument("--opening-moves", type=int, default=2, help="random moves opening each game pair (default 2)")
+    add_seed(p)
+    add_device(p)
+    add_threads(p)
+    p.set_defaults(func=cmd_ladder)
 
     p = sub.add_parser("analyze", help="analyze positions read from stdin, one result line per input line "
                                        "(Go: KataGo's JSON analysis protocol)",
