@@ -28,11 +28,11 @@ def test_resolve_prefers_the_given_checkpoint_then_the_shipped_one(tmp_path, mon
 def test_every_shipped_network_loads_and_fits_its_game(game):
     if game == "(none shipped)":
         pytest.skip("no network is shipped")
-    from azero.games import make_game
-    from azero.agents.checkpoints import load_evaluator
+    from azero.agents.checkpoints import checkpoint_planes, game_for, load_evaluator
 
-    loaded = load_evaluator(str(shipped_checkpoint(game)), device="cpu")
-    assert loaded.fits(make_game(game).spec)
+    path = shipped_checkpoint(game)
+    loaded = load_evaluator(str(path), device="cpu")
+    assert loaded.fits(game_for(game, [checkpoint_planes(path)]).spec)  # its game, with its feature set
     card = shipped_card(game)
     assert card is not None, f"azero/models/{game}.json is missing"
     for key in ("command", "config", "strength", "trained"):
