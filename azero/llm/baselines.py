@@ -11,6 +11,10 @@ is reported next to it.
 
     best-of-N (value)     the sample with the highest value-head P(correct) after its last token
     best-of-N (majority)  the most frequent Task.answer_key among the samples (ties: earliest)
+    weighted vote         the answer whose samples' value-head P(correct) sum highest (ties: earliest):
+                          majority vote with each vote weighted by the value head (search-and-learn's
+                          weighted best-of-N), which stays sane as N grows where best-of-N (value)
+                          follows the one most over-rated sample
     pass@N (oracle)       whether any sample is correct: needs the verifier; shown separately
 """
 
@@ -103,12 +107,13 @@ class SamplePool:
             return float(r.max()), spent
         if method == "value":
             return float(r[int(np.argmax(self.values[i][:n]))]), spent
-        if method == "majority":
-            counts: dict[str, int] = {}
+        if method in ("majority", "weighted"):
+            counts: dict[str, float] = {}
             first: dict[str, int] = {}
             for j, k in enumerate(self.keys[i][:n]):
                 if k:
-                    counts[k] = counts.get(k, 0) + 1
+                    weight = 1.0 if method == "majority" else max(float(self.values[i][j]), 0.0)
+                    counts[k] = counts.get(k, 0.0) + weight
                     first.setdefault(k, j)
             if not counts:
                 return 0.0, spent

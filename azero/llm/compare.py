@@ -8,7 +8,7 @@ model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one
 
 Methods (names used in --methods and in the JSON):
     greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
-    bon-value, bon-majority   best-of-N from the sample pool (azero.llm.baselines)
+    bon-value, bon-majority, bon-weighted   best-of-N from the sample pool (azero.llm.baselines)
     oracle                    pass@N of the same samples (needs the verifier; a reference only)
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
@@ -51,7 +51,7 @@ SEARCH_DEFAULTS: dict[str, dict] = {
     "gumbel-step": {"gumbel_c_scale": 0.1, "gumbel_scale": 0.0, "gumbel_rescale_q": False},
 }
 """Per search method, fields (TreeSearchConfig.replace names) that differ from the defaults."""
-METHODS = ("greedy", "sample", "bon-value", "bon-majority", "oracle", "beam") + SEARCH_METHODS
+METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam") + SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -136,7 +136,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
         methods["greedy"] = {"points": [_point(rewards, eng.meter, n)]}
         log(f"greedy: {np.mean(rewards):.3f} ({answer_tokens:.1f} tokens per answer)")
 
-    pool_methods = {"bon-value": "value", "bon-majority": "majority", "oracle": "oracle"}
+    pool_methods = {"bon-value": "value", "bon-majority": "majority", "bon-weighted": "weighted", "oracle": "oracle"}
     if any(m in cfg.methods for m in ("sample",) + tuple(pool_methods)):
         eng = LMEngine(model)
         with eng.meter.timer():

@@ -318,11 +318,79 @@ class Arith(Task):
         return tail
 
 
-TASKS = ("countdown", "countdown4", "arith")
+class Game24(Countdown):
+    """Game24 (the task TS-LLM and ReSCALE report on): four numbers in 1..13 make 24 with + - * /,
+    each number used once. Every solvable multiset is a problem (1,346 of the 1,820), split once and
+    for all: the 500 with the lowest hash of their key are 'test', then 15% of the rest 'value',
+    the others 'train'.
+
+    Steps are Countdown's: positive integer intermediate results, one equation per line. So the 16
+    multisets whose only solutions pass through a fraction (3,3,8,8: 8/(3-8/3)) are not problems
+    here; under the usual rules 1,362 are solvable.
+    """
+
+    TEST_PROBLEMS = 500
+
+    def __init__(self):
+        super().__init__(4, max_number=13, max_target=24)
+        self.name = "game24"
+        self.max_new_tokens = 40  # three lines of up to 12 characters (13*13=169), and <eos>
+        ranked = sorted(self._all(), key=lambda p: hashlib.blake2b(f"game24:{p.key}".encode(),
+                                                                      digest_size=8).digest())
+        n_value = round(self.value_fraction * (len(ranked) - self.TEST_PROBLEMS))
+        self._split = {p.key: ("test" if k < self.TEST_PROBLEMS else
+                               "value" if k < self.TEST_PROBLEMS + n_value else "train")
+                       for k, p in enumerate(ranked)}
+        self._by_split = {name: [p for p in ranked if self._split[p.key] == name] for name in SPLITS}
+
+    def _problem(self, numbers: tuple[int, ...]) -> Problem:
+        key = ",".join(map(str, sorted(numbers))) + ":24"
+        prompt = [BOS] + encode_text(",".join(map(str, numbers)) + ":24\n")
+        return Problem(key=key, prompt=tuple(prompt), numbers=numbers, target=24)
+
+    def _all(self) -> list[Problem]:
+        out = []
+        for numbers in itertools.combinations_with_replacement(range(1, 14), 4):
+            if 24 in self._reachable(numbers):
+                out.append(self._problem(numbers))
+        return out
+
+    def all_problems(self, split: str) -> list[Problem]:
+        """Every problem of `split`, in the split's fixed order."""
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        return list(self._by_split[split])
+
+    def split_of(self, problem: Problem) -> str:
+        return self._split.get(problem.key, "train")
+
+    def _random_problem(self, rng: np.random.Generator) -> Problem:
+        numbers = sorted(self._split)[int(rng.integers(len(self._split)))]
+        values = [int(x) for x in numbers.split(":")[0].split(",")]
+        rng.shuffle(values)  # the prompt's order varies; the problem (its key) does not
+        return self._problem(tuple(values))
+
+    def problems(self, split: str, n: int, *, seed: int, distinct: bool = True) -> list[Problem]:
+        """n problems of `split` in a seeded order (each shown with its numbers in a seeded order);
+        distinct: at most the split's size."""
+        pool = self.all_problems(split)
+        if distinct and n > len(pool):
+            raise ValueError(f"game24: the {split} split has {len(pool)} problems, asked for {n}")
+        rng = np.random.default_rng([seed, SPLITS.index(split), 24])
+        order = rng.permutation(len(pool)) if distinct else rng.integers(len(pool), size=n)
+        out = []
+        for k in order[:n]:
+            values = list(pool[int(k)].numbers)
+            rng.shuffle(values)
+            out.append(self._problem(tuple(int(v) for v in values)))
+        return out
+
+
+TASKS = ("countdown", "countdown4", "arith", "game24")
 
 
 def make_task(name: str) -> Task:
-    """'countdown' (3 numbers), 'countdown4' (4 numbers) or 'arith'."""
+    """'countdown' (3 numbers), 'countdown4' (4 numbers), 'arith' or 'game24'."""
     if name == "countdown":
         # 3 numbers in 1..20, targets <= 50: about 12,800 distinct problems, enough that the LM cannot
         # memorise its ~8,300 training problems and the value head sees ~1,900 unseen ones.
@@ -331,4 +399,6 @@ def make_task(name: str) -> Task:
         return Countdown(4, max_number=10, max_target=60)
     if name == "arith":
         return Arith()
+    if name == "game24":
+        return Game24()
     raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")

@@ -57,6 +57,11 @@ def test_sample_pool_budget_prefixes(model, countdown):
     assert handmade.select(0, 3, "value") == (0.0, 15)
     assert handmade.select(0, 3, "majority") == (1.0, 15)
     assert handmade.select(0, 1, "oracle") == (0.0, 5)
+    # weighted vote: "a" has one vote worth 0.9, "b" two worth 0.1 + 0.5 = 0.6; majority picks "b"
+    assert handmade.select(0, 3, "weighted") == (0.0, 15)
+    heavier = SamplePool([np.array([5, 5, 5])], [np.array([0.0, 1.0, 1.0])], [np.array([0.5, 0.3, 0.4])],
+                         [["a", "b", "b"]])
+    assert heavier.select(0, 3, "weighted") == (1.0, 15) and heavier.select(0, 3, "value") == (0.0, 15)
 
 
 def test_search_config_overrides_apply_per_method():

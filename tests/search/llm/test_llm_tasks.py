@@ -121,3 +121,35 @@ def test_finished_rule(countdown):
     assert countdown.finished(8, countdown.max_steps, NEWLINE)
     assert countdown.finished(countdown.max_new_tokens, 0, 5)
     assert not countdown.finished(3, 1, NEWLINE)
+
+
+def test_game24_has_every_solvable_problem_in_a_fixed_split():
+    from azero.search.llm.tasks import SPLITS, make_task
+
+    task = make_task("game24")
+    sizes = {s: len(task.all_problems(s)) for s in SPLITS}
+    assert sum(sizes.values()) == 1346 and sizes["test"] == 500
+    keys = {s: {p.key for p in task.all_problems(s)} for s in SPLITS}
+    assert not (keys["test"] & keys["train"]) and not (keys["test"] & keys["value"])
+    assert task.all_problems("test") == make_task("game24").all_problems("test")  # the split is fixed
+    for p in task.all_problems("test")[:50]:
+        assert task.split_of(p) == "test" and p.target == 24
+        assert all(task.verify(p, s) == 1.0 for s in task.solutions(p)) and task.solutions(p)
+    assert "3,3,8,8:24" not in set().union(*keys.values())  # only through a fraction: 8/(3-8/3)
+
+
+def test_game24_draws_seeded_distinct_problems_and_verifies_exactly():
+    from azero.search.llm.tasks import make_task
+
+    task = make_task("game24")
+    a, b = task.problems("test", 500, seed=1), task.problems("test", 500, seed=1)
+    assert [p.prompt for p in a] == [p.prompt for p in b] and len({p.key for p in a}) == 500
+    assert [p.key for p in task.problems("test", 20, seed=2)] != [p.key for p in a[:20]]
+    with pytest.raises(ValueError, match="500 problems"):
+        task.problems("test", 501, seed=0)
+    p = task.all_problems("test")[0]
+    good = task.solutions(p)[0]
+    assert task.verify(p, good) == 1.0
+    assert task.verify(p, good.replace("=24", "=25")) == 0.0
+    assert task.verify(p, good.split("\n")[0]) == 0.0  # one line is not an answer
+    assert task.answer_key(p, good) == task.answer_key(p, good)
