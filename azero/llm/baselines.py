@@ -1,5 +1,6 @@
 """Decoding baselines at a generated-token budget: greedy, sampling (pass@1), best-of-N selected by
-the value head or by majority vote, oracle pass@N, and beam search.
+the value head, by majority vote or by value-weighted vote, oracle pass@N, token beam search, and
+the step-level searches the field compares with: a step beam ranked by the value head, and DVTS.
 
 Sampling-based methods share one pool of i.i.d. samples per problem (`SamplePool`): the method at
 budget G uses the first N_G samples, N_G the largest n whose token lengths sum to at most G
@@ -155,3 +156,67 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
                       [np.array(x, np.float64) for x in values], keys)
 
+
+
+def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int,
+                 temperature: float, rng: np.random.Generator) -> list[tuple[list[int], float]]:
+    """Step-level beam search ranked by the value head (search-and-learn's beam search with a PRM).
+
+    Each problem keeps up to `width` partial answers. A round samples `expand` next steps (one line
+    each, through generate(stop_at_newline)) from every live beam, scores every candidate by the
+    value head's P(correct) after its step, sets finished answers aside and keeps the `width` best
+    live candidates (identical ones once). The search of a problem ends when `width` answers are
+    finished or nothing is live; returns each problem's best finished answer by value (the best
+    live one when none finished) with its value."""
+    prompts = [list(p.prompt) for p in problems]
+    roots = engine.extend(prompts, [len(p) for p in prompts])
+    live = [[([], int(roots[i]))] for i in range(len(problems))]
+    finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]
+    best_live: list[tuple[list[int], float]] = [([], -1.0) for _ in problems]
+    while any(live):
+        rows = [(i, toks, node) for i, beams in enumerate(live) for toks, node in beams for _ in range(expand)]
+        gen = generate(engine, task, [prompts[i] + toks for i, toks, _ in rows], [len(prompts[i]) for i, _, _ in rows],
+                       temperature=temperature, rng=rng, stop_at_newline=True,
+                       starts=np.array([node for _, _, node in rows], np.int64))
+        values = engine.values(gen.nodes)
+        candidates: list[dict] = [{} for _ in problems]
+        for j, (i, toks, _) in enumerate(rows):
+            new = toks + gen.tokens[j]
+            if gen.done[j]:
+                if all(new != f[0] for f in finished[i]):
+                    finished[i].append((new, float(values[j])))
+            else:
+                candidates[i].setdefault(tuple(new), (float(values[j]), int(gen.nodes[j])))
+        live = [[] for _ in problems]
+        for i, cands in enumerate(candidates):
+            if len(finished[i]) >= width or not cands:
+                continue
+            ranked = sorted(cands.items(), key=lambda kv: -kv[1][0])[:width]
+            live[i] = [(list(toks), node) for toks, (_, node) in ranked]
+            if ranked[0][1][0] > best_live[i][1]:
+                best_live[i] = (list(ranked[0][0]), ranked[0][1][0])
+    return [max(f, key=lambda x: x[1]) if f else best_live[i] for i, f in enumerate(finished)]
+
+
+def step_beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int = 4,
+                     temperature: float = 1.0, seed: int = 0) -> list[list[int]]:
+    """The answer of a value-ranked step beam search (_step_search) per problem."""
+    if width < 1 or expand < 1:
+        raise ValueError(f"width and expand must be >= 1, got {width} and {expand}")
+    rng = np.random.default_rng([seed, 5])
+    return [toks for toks, _ in _step_search(engine, task, problems, width=width, expand=expand,
+                                             temperature=temperature, rng=rng)]
+
+
+def dvts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, trees: int, expand: int = 4,
+                temperature: float = 1.0, seed: int = 0) -> list[list[int]]:
+    """Diverse verifier tree search (Beeching et al., search-and-learn): `trees` independent subtrees
+    per problem, each expanded greedily by the value head (a step beam of width 1 with `expand`
+    samples per step); the answer is the subtrees' best by value. Independent subtrees keep the
+    diversity a shared beam loses when one early step dominates."""
+    if trees < 1 or expand < 1:
+        raise ValueError(f"trees and expand must be >= 1, got {trees} and {expand}")
+    rng = np.random.default_rng([seed, 6])
+    copies = [p for p in problems for _ in range(trees)]
+    found = _step_search(engine, task, copies, width=1, expand=expand, temperature=temperature, rng=rng)
+    return [max(found[k * trees:(k + 1) * trees], key=lambda x: x[1])[0] for k in range(len(problems))]

@@ -77,3 +77,21 @@ def test_search_config_overrides_apply_per_method():
     assert s.search.leaves_per_game == 2 and isinstance(s.search.leaves_per_game, int)
     with pytest.raises(ValueError, match="no field 'nonsense'"):
         search_config("puct-token", CompareConfig(search_overrides={"puct-token": {"nonsense": 1}}))
+
+
+def test_step_beam_and_dvts_return_answers_and_spend_tokens(model, countdown):
+    from azero.llm.baselines import dvts_decode, step_beam_decode
+
+    problems = countdown.problems("test", 3, seed=0)
+    engine = LMEngine(model)
+    answers = step_beam_decode(engine, countdown, problems, width=2, expand=2, seed=1)
+    spent = engine.meter.generated_tokens
+    assert len(answers) == 3 and spent > 0 and all(isinstance(a, list) for a in answers)
+    again = step_beam_decode(LMEngine(model), countdown, problems, width=2, expand=2, seed=1)
+    assert again == answers  # seeded
+    trees = dvts_decode(engine, countdown, problems, trees=3, expand=2, seed=1)
+    assert len(trees) == 3 and engine.meter.generated_tokens > spent
+    for a in answers + trees:
+        assert countdown.verify_tokens(problems[0], a) in (0.0, 1.0)
+    with pytest.raises(ValueError, match=">= 1"):
+        step_beam_decode(engine, countdown, problems, width=0)
