@@ -9,6 +9,7 @@ model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one
 Methods (names used in --methods and in the JSON):
     greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
     bon-value, bon-majority, bon-weighted   best-of-N from the sample pool (azero.llm.baselines)
+    step-beam, dvts   step-level beam ranked by the value head, and DVTS (azero.llm.baselines)
     oracle                    pass@N of the same samples (needs the verifier; a reference only)
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from azero.eval.stats import wilson_interval
-from azero.llm.baselines import beam_decode, greedy_decode, sample_pool
+from azero.llm.baselines import beam_decode, dvts_decode, greedy_decode, sample_pool, step_beam_decode
 from azero.llm.report import kv_reuse_lines
 from azero.search.llm.protocol import ComputeMeter
 from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode,
@@ -51,7 +52,8 @@ SEARCH_DEFAULTS: dict[str, dict] = {
     "gumbel-step": {"gumbel_c_scale": 0.1, "gumbel_scale": 0.0, "gumbel_rescale_q": False},
 }
 """Per search method, fields (TreeSearchConfig.replace names) that differ from the defaults."""
-METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam") + SEARCH_METHODS
+METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam", "step-beam",
+           "dvts") + SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -182,6 +184,26 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             log(f"beam width {width} (budget {b}): {pts[-1]['accuracy']:.3f}, "
                 f"{pts[-1]['generated_tokens']:.0f} tokens")
         methods["beam"] = {"points": pts}
+
+    # Step-level value-guided baselines: a round samples `expand` steps per beam, so an answer costs
+    # about width x expand x answer_tokens generated tokens; width (trees for DVTS) follows the budget.
+    expand = cfg.num_candidates
+    for name, decode in (("step-beam", step_beam_decode), ("dvts", dvts_decode)):
+        if name not in cfg.methods:
+            continue
+        pts = []
+        for b in budgets:
+            width = max(1, int(round(b / max(expand * answer_tokens, 1.0))))
+            if width > cfg.max_beam_width:
+                continue
+            eng = LMEngine(model)
+            with eng.meter.timer():
+                kw = {"width": width} if name == "step-beam" else {"trees": width}
+                answers = decode(eng, task, problems, expand=expand, seed=cfg.seed, **kw)
+            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, width=width))
+            log(f"{name} width {width} (budget {b}): {pts[-1]['accuracy']:.3f}, "
+                f"{pts[-1]['generated_tokens']:.0f} tokens")
+        methods[name] = {"points": pts}
 
     for name in SEARCH_METHODS:
         if name not in cfg.methods:
