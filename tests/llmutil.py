@@ -39,7 +39,8 @@ def gpt2(vocab: int, seed: int = 0, **ids):
     """A 2-layer GPT-2 (transformers) over `vocab` tokens, peaked like tiny_model."""
     import transformers
 
-    cfg = transformers.GPT2Config(vocab_size=vocab, n_positions=64, n_embd=32, n_layer=2, n_head=2, **ids)
+    positions = ids.pop("n_positions", 64)
+    cfg = transformers.GPT2Config(vocab_size=vocab, n_positions=positions, n_embd=32, n_layer=2, n_head=2, **ids)
     return peaked(transformers.GPT2LMHeadModel(cfg), seed)
 
 

@@ -28,11 +28,19 @@ import numpy as np
 
 from azero.search.llm.decode import generate, log_softmax
 from azero.search.llm.protocol import PrefixEngine
-from azero.search.llm.tasks import NEWLINE, Problem, Task, decode_tokens
+from azero.search.llm.tasks import Problem, Task
+from azero.search.llm.vocab import vocab_of
+
+
+def prompts_of(engine: PrefixEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
+    """Each problem's prompt ids in the engine's vocabulary."""
+    vocab = vocab_of(engine)
+    return [list(vocab.prompt(task, p)) for p in problems]
 
 
 def greedy_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem]) -> list[list[int]]:
-    gen = generate(engine, task, [p.prompt for p in problems], [len(p.prompt) for p in problems], greedy=True)
+    prompts = prompts_of(engine, task, problems)
+    gen = generate(engine, task, prompts, [len(p) for p in prompts], greedy=True)
     return gen.tokens
 
 
@@ -47,7 +55,8 @@ def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     """
     if width < 1:
         raise ValueError(f"width must be >= 1, got {width}")
-    prompts = [list(p.prompt) for p in problems]
+    vocab = vocab_of(engine)
+    prompts = prompts_of(engine, task, problems)
     roots = engine.extend(prompts, [len(p) for p in prompts])
     # Per problem: live beams (tokens, node, score) and finished (tokens, score).
     live = [[([], int(roots[i]), 0.0)] for i in range(len(problems))]
@@ -58,7 +67,7 @@ def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
             if not beams:
                 continue
             nodes = np.array([b[1] for b in beams])
-            lp = log_softmax(engine.next_logits(nodes))
+            lp = log_softmax(engine.next_logits(nodes), generatable=vocab.generatable)
             scores = np.array([b[2] for b in beams])[:, None] + lp
             flat = np.argsort(-scores, axis=None, kind="stable")[:width]
             for f in flat:
@@ -72,7 +81,7 @@ def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
                               starts=[(m[3], m[4]) for m in cand_meta], count_new=True)
         live = [[] for _ in problems]
         for (i, toks, score, _, _), node in zip(cand_meta, nodes):
-            lines = sum(1 for t in toks if t == NEWLINE)
+            lines = vocab.lines(toks)
             if task.finished(len(toks), lines, toks[-1]):
                 finished[i].append((toks, score))
             elif len(finished[i]) < width:
@@ -126,6 +135,8 @@ class SamplePool:
 def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, budget: int,
                 temperature: float = 1.0, seed: int = 0, rows_per_call: int = 512) -> SamplePool:
     """Draw samples for every problem until their lengths sum to at least `budget` tokens."""
+    if budget < 1:
+        raise ValueError(f"a budget of {budget} generated tokens leaves no room for an answer (need >= 1)")
     rng = np.random.default_rng([seed, 3])
     n = len(problems)
     lengths = [[] for _ in range(n)]
@@ -134,25 +145,27 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     keys: list[list[str]] = [[] for _ in range(n)]
     spent = np.zeros(n, np.int64)
     # The prompts stay cached; each round's samples are dropped from the trie afterwards (memory).
-    prompts = engine.extend([p.prompt for p in problems], [len(p.prompt) for p in problems])
+    vocab = vocab_of(engine)
+    texts = prompts_of(engine, task, problems)
+    prompts = engine.extend(texts, [len(p) for p in texts])
     mark = engine.num_nodes
     while (spent < budget).any():
         need = np.flatnonzero(spent < budget)
         mean_len = max(np.mean([np.mean(l) for l in lengths if l] or [task.max_new_tokens / 2]), 1.0)
         per = int(np.clip(np.ceil((budget - spent[need].min()) / mean_len), 1, max(1, rows_per_call // len(need))))
         rows = np.repeat(need, per)
-        gen = generate(engine, task, [problems[i].prompt for i in rows], [len(problems[i].prompt) for i in rows],
+        gen = generate(engine, task, [texts[i] for i in rows], [len(texts[i]) for i in rows],
                        temperature=temperature, rng=rng, starts=prompts[rows])
         vals = engine.values(gen.nodes)
         for j, i in enumerate(rows):
             toks = gen.tokens[j]
             lengths[i].append(len(toks))
-            rewards[i].append(task.verify_tokens(problems[i], toks))
+            rewards[i].append(task.verify_tokens(problems[i], toks, vocab))
             values[i].append(float(vals[j]))
-            keys[i].append(task.answer_key(problems[i], decode_tokens(toks)))
+            keys[i].append(task.answer_key(problems[i], vocab.text(toks)))
             spent[i] += len(toks)
         engine.truncate(mark)
-        prompts = engine.extend([p.prompt for p in problems], [len(p.prompt) for p in problems])
+        prompts = engine.extend(texts, [len(p) for p in texts])
     return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
                       [np.array(x, np.float64) for x in values], keys)
 
@@ -168,7 +181,7 @@ def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], 
     live candidates (identical ones once). The search of a problem ends when `width` answers are
     finished or nothing is live; returns each problem's best finished answer by value (the best
     live one when none finished) with its value."""
-    prompts = [list(p.prompt) for p in problems]
+    prompts = prompts_of(engine, task, problems)
     roots = engine.extend(prompts, [len(p) for p in prompts])
     live = [[([], int(roots[i]))] for i in range(len(problems))]
     finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]

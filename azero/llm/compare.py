@@ -31,6 +31,7 @@ from azero.search.llm.protocol import ComputeMeter
 from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode,
                                         simulations_for_budget, tree_search_config)
 from azero.search.llm.tasks import Problem, Task
+from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 
 if TYPE_CHECKING:
@@ -116,6 +117,9 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if unknown:
         raise ValueError(f"unknown methods {sorted(unknown)}; choose from {METHODS}")
     budgets = sorted(set(int(b) for b in cfg.budgets))
+    if not budgets or budgets[0] < 1:
+        raise ValueError(f"budgets must be positive numbers of generated tokens per problem, got {list(cfg.budgets)} "
+                         f"(a budget of 0 leaves no room for an answer)")
     problems = task.problems("test", cfg.problems, seed=cfg.seed)
     n = len(problems)
     doc = {"task": task.name, "problems": n, "budgets": budgets, "config": dataclasses.asdict(cfg),
@@ -124,10 +128,11 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     methods = doc["methods"]
 
     def verify_all(answers) -> list[float]:
-        return [task.verify_tokens(p, a) for p, a in zip(problems, answers)]
+        return [task.verify_tokens(p, a, vocab) for p, a in zip(problems, answers)]
 
     # Greedy first: its mean answer length sets the simulations-per-budget plan of the searches.
     eng = LMEngine(model)
+    vocab = vocab_of(eng)
     with eng.meter.timer():
         answers = greedy_decode(eng, task, problems)
     rewards = verify_all(answers)

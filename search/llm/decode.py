@@ -19,14 +19,17 @@ from typing import Sequence
 import numpy as np
 
 from azero.search.llm.protocol import PrefixEngine
-from azero.search.llm.tasks import GENERATABLE, NEWLINE, Task
+from azero.search.llm.tasks import GENERATABLE, Task
+from azero.search.llm.vocab import vocab_of
 
 _NEG = np.float32(-1e30)
 
 
-def log_softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
-    """float64 log-probabilities over the generatable tokens (others -inf) of logits [..., V]."""
-    x = np.where(GENERATABLE, logits.astype(np.float64) / max(temperature, 1e-8), -np.inf)
+def log_softmax(logits: np.ndarray, temperature: float = 1.0, generatable: np.ndarray | None = None) -> np.ndarray:
+    """float64 log-probabilities over the generatable tokens (others -inf) of logits [..., V]
+    (`generatable`: the vocabulary's mask, bool [V]; the character vocabulary's by default)."""
+    mask = GENERATABLE if generatable is None else generatable
+    x = np.where(mask, logits.astype(np.float64) / max(temperature, 1e-8), -np.inf)
     x = x - x.max(axis=-1, keepdims=True)
     return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
@@ -56,10 +59,12 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
     starts: optional engine nodes of the prefixes (skips the trie walk).
     """
     n = len(prefixes)
+    vocab = vocab_of(engine)
+    allowed, step_end = vocab.generatable, vocab.step_end
     seqs = [list(map(int, p)) for p in prefixes]
     p_lens = np.asarray(prompt_lens, np.int64)
     gen_len = np.array([len(s) - pl for s, pl in zip(seqs, p_lens)], np.int64)
-    lines = np.array([sum(1 for t in s[pl:] if t == NEWLINE) for s, pl in zip(seqs, p_lens)], np.int64)
+    lines = np.array([vocab.lines(s[pl:]) for s, pl in zip(seqs, p_lens)], np.int64)
     if not greedy and uniforms is None:
         uniforms = (rng if rng is not None else np.random.default_rng()).random((n, task.max_new_tokens))
     nodes = np.asarray(starts, np.int64) if starts is not None else engine.extend(seqs, p_lens)
@@ -73,16 +78,16 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
     while active.any():
         rows = np.flatnonzero(active)
         logits = engine.next_logits(nodes[rows])
-        lp_model = log_softmax(logits)
+        lp_model = log_softmax(logits, generatable=allowed)
         if greedy:
-            tok = np.argmax(np.where(GENERATABLE, logits, _NEG), axis=1)
+            tok = np.argmax(np.where(allowed, logits, _NEG), axis=1)
         else:
-            p = np.exp(log_softmax(logits, temperature))
+            p = np.exp(log_softmax(logits, temperature, allowed))
             cdf = np.cumsum(p, axis=1)
             u = uniforms[rows, np.minimum(step, uniforms.shape[1] - 1)]
             tok = np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(axis=1), p.shape[1] - 1)
             # Floating error can land on a zero-probability token at the end of the CDF.
-            bad = ~GENERATABLE[tok]
+            bad = ~allowed[tok]
             if bad.any():
                 tok[bad] = np.argmax(p[bad], axis=1)
         logprob[rows] += lp_model[np.arange(len(rows)), tok]
@@ -93,7 +98,7 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
             seqs[r].append(t)
             out_tokens[r].append(t)
             gen_len[r] += 1
-            lines[r] += t == NEWLINE
+            lines[r] += bool(step_end[t])
             new_prefixes.append(seqs[r])
         nodes[rows] = engine.extend(new_prefixes, p_lens[rows],
                                     starts=[(int(nodes[r]), len(seqs[r]) - 1) for r in rows])
@@ -102,7 +107,7 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
             if task.finished(int(gen_len[r]), int(lines[r]), t):
                 active[r] = False
                 done[r] = True
-            elif stop_at_newline and t == NEWLINE:
+            elif stop_at_newline and step_end[t]:
                 active[r] = False
         step += 1
     return Generation(out_tokens, nodes, logprob, done)

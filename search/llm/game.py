@@ -39,7 +39,8 @@ import numpy as np
 from azero.games.base import NO_ACTION, GameSpec, IllegalActionError, check_actions, check_index, check_out
 from azero.search.llm.decode import generate, log_softmax
 from azero.search.llm.protocol import NO_NODE, PrefixEngine
-from azero.search.llm.tasks import GENERATABLE, NEWLINE, VOCAB_SIZE, Problem, Task, decode_tokens
+from azero.search.llm.tasks import Problem, Task
+from azero.search.llm.vocab import vocab_of
 
 LEVELS = ("token", "step")
 TERMINAL_VALUES = ("verifier", "value_head")
@@ -67,12 +68,13 @@ class LLMGame:
         if top_k < 1 or num_candidates < 1 or prior_temperature <= 0 or step_temperature <= 0:
             raise ValueError("top_k and num_candidates must be >= 1, temperatures > 0")
         self.engine, self.task, self.level = engine, task, level
-        self.top_k = min(top_k, int(GENERATABLE.sum()))
+        self.vocab = vocab_of(engine)
+        self.top_k = min(top_k, int(self.vocab.generatable.sum()))
         self.num_candidates = num_candidates
         self.prior_temperature, self.step_temperature = prior_temperature, step_temperature
         self.terminal_value, self.value_source, self.seed = terminal_value, value_source, seed
         max_len = engine.cfg.max_len
-        A = VOCAB_SIZE if level == "token" else num_candidates
+        A = self.vocab.size if level == "token" else num_candidates
         self.spec = GameSpec(name=f"llm-{task.name}-{level}", num_actions=A, obs_shape=(1, 1, max_len),
                              board_shape=(1, max_len),
                              max_moves=task.max_new_tokens if level == "token" else task.max_steps,
@@ -90,7 +92,7 @@ class LLMGame:
         raise TypeError("LLMGame positions depend on a problem: use game.states(problems)")
 
     def action_to_str(self, action: int) -> str:
-        return repr(decode_tokens([action])) if self.level == "token" else f"step{action}"
+        return repr(self.vocab.token_text(action)) if self.level == "token" else f"step{action}"
 
     # ------------------------------------------------------------------ step candidates
     def _check_epoch(self) -> None:
@@ -145,11 +147,12 @@ class LLMStates:
         self.length = np.zeros(B, np.int64)
         self.prompt_len = np.zeros(B, np.int64)
         for b, p in enumerate(problems):
-            if len(p.prompt) + game.task.max_new_tokens > max_len:
-                raise ValueError(f"prompt of {len(p.prompt)} tokens + {game.task.max_new_tokens} answer tokens "
+            prompt = game.vocab.prompt(game.task, p)
+            if len(prompt) + game.task.max_new_tokens > max_len:
+                raise ValueError(f"prompt of {len(prompt)} tokens + {game.task.max_new_tokens} answer tokens "
                                  f"exceed the model's max_len {max_len}")
-            self.tokens[b, : len(p.prompt)] = p.prompt
-            self.length[b] = self.prompt_len[b] = len(p.prompt)
+            self.tokens[b, : len(prompt)] = prompt
+            self.length[b] = self.prompt_len[b] = len(prompt)
         self.lines = np.zeros(B, np.int64)       # newlines generated
         self.moves = np.zeros(B, np.int32)       # actions applied
         self.done = np.zeros(B, np.bool_)        # Task.finished
@@ -224,9 +227,9 @@ class LLMStates:
     def _legal_tokens(self, rows: np.ndarray) -> np.ndarray:
         """bool [n, V]: the top_k generatable next tokens of each row (ties to the lower id)."""
         logits = self.game.engine.next_logits(self.nodes(rows))
-        masked = np.where(GENERATABLE, logits, -np.inf)
+        masked = np.where(self.game.vocab.generatable, logits, -np.inf)
         order = np.argsort(-masked, axis=1, kind="stable")[:, : self.game.top_k]
-        legal = np.zeros((len(rows), VOCAB_SIZE), np.bool_)
+        legal = np.zeros((len(rows), self.game.vocab.size), np.bool_)
         np.put_along_axis(legal, order, True, axis=1)
         return legal
 
@@ -257,7 +260,7 @@ class LLMStates:
             t = a[rows].astype(np.int64)
             self.tokens[rows, self.length[rows]] = t
             self.length[rows] += 1
-            self.lines[rows] += t == NEWLINE
+            self.lines[rows] += self.game.vocab.step_end[t]
             # anc is each row's full prefix here (nodes() ran above); move it to the child if computed.
             get = self.game.engine.child
             child = np.array([get(x, y) for x, y in zip(self.anc[rows].tolist(), t.tolist())], np.int64)
@@ -274,7 +277,7 @@ class LLMStates:
                 n = len(toks)
                 self.tokens[b, self.length[b]: self.length[b] + n] = toks
                 self.length[b] += n
-                self.lines[b] += sum(1 for t in toks if t == NEWLINE)
+                self.lines[b] += self.game.vocab.lines(toks)
                 self.anc[b], self.anc_len[b] = node, self.length[b]
         self.moves[rows] += 1
         self.done[rows] = task.finished_array(self.length[rows] - self.prompt_len[rows], self.lines[rows],
@@ -320,7 +323,9 @@ class LLMStates:
     def reward(self) -> np.ndarray:
         """float32 [B]: the verifier's reward (0 / 1) of each row's answer as it stands."""
         task = self.game.task
-        return np.array([task.verify_tokens(p, self.answer(b)) for b, p in enumerate(self.problems)], np.float32)
+        vocab = self.game.vocab
+        return np.array([task.verify_tokens(p, self.answer(b), vocab) for b, p in enumerate(self.problems)],
+                        np.float32)
 
     def outcome(self, out=None):
         out = self._per_row(out, np.float32, "outcome", 0.0)
@@ -328,7 +333,8 @@ class LLMStates:
         if term.size:
             if self.game.terminal_value == "verifier":
                 task = self.game.task
-                r = np.array([task.verify_tokens(self.problems[b], self.answer(b)) for b in term], np.float32)
+                r = np.array([task.verify_tokens(self.problems[b], self.answer(b), self.game.vocab) for b in term],
+                             np.float32)
             else:
                 r = self.game.engine.values(self.nodes(term))
             out[term] = 2.0 * r - 1.0
@@ -356,8 +362,9 @@ class LLMStates:
         return self.outcome(out)
 
     def render(self, index: int) -> str:
-        p = self.problems[index]
-        return decode_tokens(p.prompt) + "|" + decode_tokens(self.answer(index)) + ("<eos>" if self.done[index] else "")
+        p, vocab = self.problems[index], self.game.vocab
+        return (self.game.task.prompt_text(p) + "|" + vocab.text(self.answer(index))
+                + ("<eos>" if self.done[index] else ""))
 
 
 class LLMEvaluator:
@@ -374,7 +381,7 @@ class LLMEvaluator:
         g = self.game
         nodes = states.nodes()
         if g.level == "token":
-            lp = log_softmax(g.engine.next_logits(nodes), g.prior_temperature)
+            lp = log_softmax(g.engine.next_logits(nodes), g.prior_temperature, g.vocab.generatable)
         else:
             cands = states._candidates(np.arange(len(states)))
             lp = np.array([[e[2] / g.prior_temperature if e is not None else -np.inf for e in c] for c in cands])
@@ -393,5 +400,5 @@ class LLMEvaluator:
         prefixes = [states.tokens[b, : states.length[b]] for b in range(len(states))]
         gen = generate(g.engine, g.task, prefixes, states.prompt_len, temperature=1.0, rng=g._rollout_rng,
                        starts=states.nodes())
-        return np.array([g.task.verify_tokens(p, states.answer(b) + t)
+        return np.array([g.task.verify_tokens(p, states.answer(b) + t, g.vocab)
                          for b, (p, t) in enumerate(zip(states.problems, gen.tokens))], np.float32)

@@ -184,18 +184,37 @@ class Task:
             out.append(p)
         return out
 
-    def verify_tokens(self, problem: Problem, tokens: Sequence[int]) -> float:
-        """verify() of generated token ids (decoded up to the first <eos>); never raises."""
+    def verify_tokens(self, problem: Problem, tokens: Sequence[int], vocab=None) -> float:
+        """verify() of generated token ids (decoded up to the first <eos>, in `vocab`: the character
+        vocabulary when None); never raises."""
         try:
-            return self.verify(problem, decode_tokens(tokens))
+            return self.verify(problem, decode_tokens(tokens) if vocab is None else vocab.text(tokens))
         except Exception:  # noqa: BLE001 - a verifier bug must not crash a search; counts as wrong
             return 0.0
 
-    def training_sequence(self, problem: Problem, rng: np.random.Generator) -> list[int]:
-        """prompt + one correct answer (uniform over solutions()) + <eos>."""
+    def training_sequence(self, problem: Problem, rng: np.random.Generator, vocab=None) -> list[int]:
+        """prompt + one correct answer (uniform over solutions()) + <eos>, in `vocab` (default: characters)."""
         sols = self.solutions(problem)
         text = sols[int(rng.integers(len(sols)))]
-        return list(problem.prompt) + encode_text(text) + [EOS]
+        if vocab is None:
+            return list(problem.prompt) + encode_text(text) + [EOS]
+        return list(vocab.prompt(self, problem)) + vocab.encode_answer(text) + [EOS]
+
+    # -- prompts for pretrained models (search/llm/vocab.py's ModelVocabulary)
+    def prompt_text(self, problem: Problem) -> str:
+        """The plain prompt as text ('3,5,7:8\\n' for Countdown), what TinyGPT reads after <bos>."""
+        return decode_tokens(problem.prompt)
+
+    def instruction(self, problem: Problem) -> str:
+        """The problem in words for a chat model, ending in its plain prompt text's numbers."""
+        return self.prompt_text(problem)
+
+    def examples(self, n: int = 2) -> list[tuple[str, str]]:
+        """n worked (instruction, answer) pairs from the train split, for a chat model's few-shot turns."""
+        out = []
+        for p in self.problems("train", n, seed=12345):
+            out.append((self.instruction(p), self.solutions(p)[0]))
+        return out
 
 
 class Countdown(Task):
@@ -275,6 +294,12 @@ class Countdown(Task):
             pool.append(r)
         return 1.0 if pool == [problem.target] else 0.0
 
+    def instruction(self, problem: Problem) -> str:
+        numbers = ", ".join(map(str, problem.numbers))
+        return (f"Make {problem.target} from the numbers {numbers}. Use every number exactly once, with + - * /, "
+                f"and every intermediate result must be a positive whole number. Write one equation per line, "
+                f"like a-b=c, with no spaces and no other text.")
+
     def answer_key(self, problem: Problem, text: str) -> str:
         # Every Countdown answer ends in the target, so votes compare whole solutions, each line
         # with its operands sorted and the lines in order: the most frequent way to solve it.
@@ -305,6 +330,11 @@ class Arith(Task):
         a, b, c = problem.numbers
         return [f"{a}*{b}={a * b}\n{a * b}+{c}={a * b + c}"]
 
+    def instruction(self, problem: Problem) -> str:
+        a, b, c = problem.numbers
+        return (f"Compute {a}*{b}+{c} in two steps: first the product, then the sum. Write one equation per "
+                f"line, like x*y=z, with no spaces and no other text.")
+
     def verify(self, problem: Problem, text: str) -> float:
         key = self.answer_key(problem, text)
         return 1.0 if key and int(key) == problem.target else 0.0
@@ -316,6 +346,40 @@ class Arith(Task):
         if not re.fullmatch(r"0|[1-9][0-9]*", tail) or len(tail) > _MAX_DIGITS:
             return ""
         return tail
+
+
+class Sum(Arith):
+    """The sum of n numbers in [1, max_number], written as n - 1 steps, `7+5=12\\n12+9=21<eos>`:
+    the two- and three-step arithmetic a small pretrained model (SmolLM2-135M) partly solves with
+    a few-shot prompt. Like Arith, reward 1 when the number after the last '=' is the sum, and not
+    self-checkable (its verifier computes the answer)."""
+
+    def __init__(self, n_terms: int = 3, max_number: int = 12):
+        if n_terms not in (3, 4):
+            raise ValueError(f"sum supports 3 or 4 numbers, got {n_terms}")
+        self.n_terms, self.max_number = n_terms, max_number
+        self.name = f"sum{n_terms}"
+        self.max_steps = n_terms - 1
+        # a line has at most 10 characters (36+12=48 and its newline), and <eos> ends the answer
+        self.max_new_tokens = 10 * (n_terms - 1) + 1
+
+    def _random_problem(self, rng: np.random.Generator) -> Problem:
+        numbers = tuple(int(x) for x in rng.integers(1, self.max_number + 1, size=self.n_terms))
+        expr = "+".join(map(str, numbers))
+        return Problem(key=expr, prompt=tuple([BOS] + encode_text(f"{expr}:\n")), numbers=numbers,
+                       target=sum(numbers))
+
+    def solutions(self, problem: Problem) -> list[str]:
+        lines, acc = [], problem.numbers[0]
+        for x in problem.numbers[1:]:
+            lines.append(f"{acc}+{x}={acc + x}")
+            acc += x
+        return ["\n".join(lines)]
+
+    def instruction(self, problem: Problem) -> str:
+        expr = "+".join(map(str, problem.numbers))
+        return (f"Compute {expr} one addition at a time, left to right. Write one equation per line, like "
+                f"x+y=z, with no spaces and no other text.")
 
 
 class Game24(Countdown):
@@ -386,11 +450,11 @@ class Game24(Countdown):
         return out
 
 
-TASKS = ("countdown", "countdown4", "arith", "game24")
+TASKS = ("countdown", "countdown4", "arith", "game24", "sum3", "sum4")
 
 
 def make_task(name: str) -> Task:
-    """'countdown' (3 numbers), 'countdown4' (4 numbers), 'arith' or 'game24'."""
+    """'countdown' (3 numbers), 'countdown4' (4 numbers), 'arith', 'game24', 'sum3' or 'sum4'."""
     if name == "countdown":
         # 3 numbers in 1..20, targets <= 50: about 12,800 distinct problems, enough that the LM cannot
         # memorise its ~8,300 training problems and the value head sees ~1,900 unseen ones.
@@ -401,4 +465,6 @@ def make_task(name: str) -> Task:
         return Arith()
     if name == "game24":
         return Game24()
+    if name in ("sum3", "sum4"):
+        return Sum(int(name[-1]))
     raise ValueError(f"unknown task {name!r}; choose one of {TASKS}")

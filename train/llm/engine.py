@@ -47,6 +47,7 @@ import numpy as np
 import torch
 
 from azero.search.llm.protocol import NO_NODE, ComputeMeter
+from azero.search.llm.vocab import vocab_of
 from azero.train.llm.model import TinyGPT
 
 if TYPE_CHECKING:
@@ -62,6 +63,8 @@ class LMEngine:
             raise ValueError(f"kv_budget must be a positive number of positions or None, got {kv_budget}")
         self.model = model.eval()
         self.cfg = model.cfg
+        self.vocab = vocab_of(model)
+        """The ids the model reads and writes (search/llm/vocab.py; TinyGPT: the task's characters)."""
         self.use_cache = use_cache
         self.kv_budget = kv_budget
         """Most positions holding keys/values at once (None: unbounded)."""

