@@ -58,11 +58,14 @@ class LMEngine:
     """A model plus its prefix trie and meter; one engine per thread of work (not thread-safe)."""
 
     def __init__(self, model: "TinyGPT | HFCausalLM", *, use_cache: bool = True, meter: ComputeMeter | None = None,
-                 capacity: int = 4096, kv_budget: int | None = None):
+                 capacity: int = 4096, kv_budget: int | None = None, keep_hidden: bool = False):
         if kv_budget is not None and kv_budget < 1:
             raise ValueError(f"kv_budget must be a positive number of positions or None, got {kv_budget}")
         self.model = model.eval()
         self.cfg = model.cfg
+        self.keep_hidden = keep_hidden
+        """Memoise each node's final hidden state too (hidden_of): the features a frozen LM's value head
+        is fitted on, without running the LM again."""
         self.vocab = vocab_of(model)
         """The ids the model reads and writes (search/llm/vocab.py; TinyGPT: the task's characters)."""
         self.use_cache = use_cache
@@ -99,12 +102,16 @@ class LMEngine:
         slot = np.full(cap, -1, np.int64)
         kv_children = np.zeros(cap, np.int32)
         last_used = np.zeros(cap, np.int64)
+        hidden = np.zeros((cap, self.cfg.d_model) if self.keep_hidden else (0, 0), np.float32)
         if old:
+            if self.keep_hidden:
+                hidden[:old] = self.hidden_table[:old]
             parent[:old], token[:old], depth[:old] = self.parent[:old], self.token[:old], self.depth[:old]
             logits[:old], value[:old] = self.logits_table[:old], self.value_table[:old]
             slot[:old], kv_children[:old], last_used[:old] = self.slot, self.kv_children, self.last_used
         self.parent, self.token, self.depth = parent, token, depth
         self.logits_table, self.value_table = logits, value
+        self.hidden_table = hidden
         """float32 [capacity, V] / [capacity]: next-token logits and P(correct) after each node's prefix."""
         self.slot = slot
         """int64 [capacity]: each node's KV slot, -1 when it holds none (evicted, or use_cache=False)."""
@@ -335,6 +342,8 @@ class LMEngine:
         if new_ids:
             self.logits_table[new_ids] = logits_np[src_r, src_t]
             self.value_table[new_ids] = values_np[src_r, src_t]
+            if self.keep_hidden:
+                self.hidden_table[new_ids] = hidden.numpy()[src_r, src_t]
         if kv_ids:
             ids = torch.as_tensor(kv_ids)
             rr, tt = torch.as_tensor(kv_r), torch.as_tensor(kv_t)
@@ -355,6 +364,12 @@ class LMEngine:
     def next_logits(self, nodes: np.ndarray) -> np.ndarray:
         """float32 [n, V]: next-token logits after each node's prefix."""
         return self.logits_table[np.asarray(nodes, np.int64)]
+
+    def hidden_of(self, nodes: np.ndarray) -> np.ndarray:
+        """float32 [n, d_model]: the final hidden state after each node's prefix (keep_hidden=True only)."""
+        if not self.keep_hidden:
+            raise ValueError("hidden_of: build the engine with keep_hidden=True")
+        return self.hidden_table[np.asarray(nodes, np.int64)]
 
     def values(self, nodes: np.ndarray) -> np.ndarray:
         """float32 [n]: the value head's P(correct) after each node's prefix."""

@@ -151,8 +151,13 @@ def train_lm(task: Task, cfg: TrainConfig, *, model_cfg: GPTConfig | None = None
     return model
 
 
-def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print):
-    """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards, keys)."""
+def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print,
+                   features: list | None = None):
+    """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards, keys).
+
+    features: a list that receives, per sample, the final hidden states (float32 [n, d_model]) of its
+    answer prefixes (lengths pl .. len, the positions _value_batch masks), read from the engine's
+    memo as the samples are drawn: a frozen LM's head is then fitted without running the LM again."""
     rng = np.random.default_rng(cfg.seed + 7)
     problems = task.problems("value", cfg.value_problems, seed=cfg.seed + 7, distinct=False)
     if cfg.value_train_share > 0:
@@ -162,7 +167,7 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
         extra = task.problems("train", n_train, seed=cfg.seed + 8, distinct=False)
         problems = [p for pair in zip(problems, extra) for p in pair] + problems[len(extra):]
         problems = problems[: cfg.value_problems]
-    engine = LMEngine(model)
+    engine = LMEngine(model, keep_hidden=features is not None)
     vocab = vocab_of(engine)
     seqs, prompt_lens, rewards, keys = [], [], [], []
     chunk = max(1, 512 // cfg.rollouts)
@@ -170,11 +175,13 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
         batch = [p for p in problems[i: i + chunk] for _ in range(cfg.rollouts)]
         prompts = [list(vocab.prompt(task, p)) for p in batch]
         gen = generate(engine, task, prompts, [len(p) for p in prompts], rng=rng)
-        for p, prompt, t in zip(batch, prompts, gen.tokens):
+        for p, prompt, t, node in zip(batch, prompts, gen.tokens, gen.nodes):
             seqs.append(prompt + t)
             prompt_lens.append(len(prompt))
             rewards.append(task.verify_tokens(p, t, vocab))
             keys.append(p.key)
+            if features is not None:
+                features.append(engine.hidden_of(engine.path(int(node))[len(prompt) - 1:]))
         engine.clear()
     log(f"[value] {len(problems)} problems x {cfg.rollouts} rollouts: sampled success rate {np.mean(rewards):.3f}")
     return seqs, np.array(prompt_lens), np.array(rewards, np.float32), keys
@@ -220,12 +227,21 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
     torch.manual_seed(cfg.seed + 11)
     rng = np.random.default_rng(cfg.seed + 11)
     t0 = time.perf_counter()
-    seqs, prompt_lens, rewards, keys = value_rollouts(model, task, cfg, log=log)
-    held = np.array([_held_out(k) for k in keys])
-    fit_idx, held_idx = np.flatnonzero(~held), np.flatnonzero(held)
-    joint = cfg.value_mode == "joint"
     if cfg.value_mode not in ("joint", "head"):
         raise ValueError(f"value_mode must be 'joint' or 'head', got {cfg.value_mode!r}")
+    joint = cfg.value_mode == "joint"
+    # A frozen LM's hidden states never change: take them from the rollouts' own forward passes.
+    feats: list | None = None if joint else []
+    seqs, prompt_lens, rewards, keys = value_rollouts(model, task, cfg, log=log, features=feats)
+    held = np.array([_held_out(k) for k in keys])
+    fit_idx, held_idx = np.flatnonzero(~held), np.flatnonzero(held)
+
+    def head_batch(idx):
+        """(hidden [n, d], labels [n]) of every answer prefix of the samples idx (head mode)."""
+        h = torch.from_numpy(np.concatenate([feats[i] for i in idx]))
+        y = torch.from_numpy(np.concatenate([np.full(len(feats[i]), rewards[i], np.float32) for i in idx]))
+        return h, y
+
     params = list(model.parameters()) if joint else list(model.value_mlp.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.value_lr, weight_decay=0.0)
     train = task.problems("train", min(20_000, cfg.value_steps * cfg.batch), seed=cfg.seed + 5, distinct=False) \
@@ -237,13 +253,13 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
             g["lr"] = cfg.value_lr * 0.5 * (1 + math.cos(math.pi * step / cfg.value_steps))
         model.train()
         idx = rng.choice(fit_idx, size=seq_batch)
-        x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
         if joint:
+            x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
             _, hidden, _ = model(x)
+            bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden)[mask], labels[mask])
         else:
-            with torch.no_grad():
-                _, hidden, _ = model(x)
-        bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden)[mask], labels[mask])
+            hidden, labels = head_batch(idx)
+            bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden), labels)
         loss = bce
         if joint:
             xl, yl = _lm_batch(task, train, rng, cfg.batch // 2)
@@ -263,12 +279,19 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
             finals, bces = [], []
             for i in range(0, held_idx.size, 256):
                 idx = held_idx[i: i + 256]
-                x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
-                _, hidden, _ = model(x)
-                vl = model.value_logit(hidden)
-                bces.append(F.binary_cross_entropy_with_logits(vl[mask], labels[mask], reduction="sum").item())
-                last = torch.as_tensor([len(seqs[j]) - 1 for j in idx])
-                finals.append(torch.sigmoid(vl[torch.arange(len(idx)), last]).numpy())
+                if joint:
+                    x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
+                    _, hidden, _ = model(x)
+                    vl = model.value_logit(hidden)
+                    bces.append(F.binary_cross_entropy_with_logits(vl[mask], labels[mask], reduction="sum").item())
+                    last = torch.as_tensor([len(seqs[j]) - 1 for j in idx])
+                    finals.append(torch.sigmoid(vl[torch.arange(len(idx)), last]).numpy())
+                else:
+                    hidden, labels = head_batch(idx)
+                    vl = model.value_logit(hidden)
+                    bces.append(F.binary_cross_entropy_with_logits(vl, labels, reduction="sum").item())
+                    ends = np.cumsum([len(feats[j]) for j in idx]) - 1
+                    finals.append(torch.sigmoid(vl[torch.as_tensor(ends)]).numpy())
             n_pos = sum(len(seqs[j]) - prompt_lens[j] + 1 for j in held_idx)
             summary["heldout_bce"] = float(sum(bces) / n_pos)
             summary["heldout_auc_final"] = _auc(np.concatenate(finals), rewards[held_idx])

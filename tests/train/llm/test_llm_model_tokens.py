@@ -182,3 +182,20 @@ def test_missing_and_corrupt_model_files_are_named(tmp_path):
     (tmp_path / "folder" / "config.json").write_text('{"model_type": "gpt2", ')
     with pytest.raises(HFModelError, match="no readable transformers config"):
         load_hf_model(tmp_path / "folder")
+
+
+def test_memoised_hidden_states_are_the_models(bpe_model):
+    """keep_hidden: the engine's memo (what a frozen LM's value head is fitted on) equals the hidden
+    states of one plain forward over the whole sequence, prompt and answer positions alike."""
+    task = make_task("sum3")
+    problems = task.problems("test", 2, seed=8)
+    eng = LMEngine(bpe_model, keep_hidden=True)
+    answers = greedy_decode(eng, task, problems)
+    for p, a in zip(problems, answers):
+        seq = list(bpe_model.vocab.prompt(task, p)) + a
+        node = eng.extend([seq], [len(seq) - len(a)])[0]
+        with torch.no_grad():
+            _, hidden, _ = bpe_model(torch.tensor([seq]))
+        np.testing.assert_allclose(eng.hidden_of(eng.path(int(node))), hidden[0].numpy(), atol=2e-4, rtol=1e-4)
+    with pytest.raises(ValueError, match="keep_hidden"):
+        LMEngine(bpe_model).hidden_of([0])
