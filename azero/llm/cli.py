@@ -240,7 +240,7 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
                         top_k=args.top_k, num_candidates=args.candidates, terminal=terminal,
                         value_source=value_source, seed=args.seed,
                         prior_temperature=args.prior_temperature, search_overrides=overrides,
-                        kv_budget=args.kv_budget)
+                        kv_budget=args.kv_budget, kv_check=not args.no_kv_check)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -357,6 +357,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
                    help="most token positions whose keys/values a search keeps (least recently used are "
                         "evicted and recomputed when needed; default: unbounded)")
+    p.add_argument("--no-kv-check", action="store_true",
+                   help="skip the rerun of a search without the KV cache (it re-encodes every prefix: slow "
+                        "with a long prompt on a real model); the meters still report the reuse")
     p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
     p.set_defaults(func=cmd_llm_compare)
 

@@ -92,6 +92,11 @@ class CompareConfig:
     kv_budget: int | None = None
     """KV positions a search's engine may hold (LMEngine.kv_budget: least recently used evicted and
     recomputed when needed); None: unbounded. Answers do not depend on it, compute does."""
+    kv_check: bool = True
+    """Rerun puct-token without the cache (and with a bounded one) to check the answers agree and
+    measure the reuse on real searches. Re-encoding every prefix costs prompt length x nodes, which
+    for a long chat prompt on a real model is hours; without the check the meters still report
+    forward tokens with and without reuse (`forward_tokens_uncached`) for every method."""
     kv_check_budget: int = 0
     """If > 0: rerun puct-token at this budget without the KV cache to measure the reuse ratio
     (forward tokens re-encoding / with cache) on real searches; 0 uses the smallest budget."""
@@ -233,7 +238,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
                 f"{pts[-1]['generated_tokens']:.0f} tokens, {pts[-1]['wall_s']:.2f}s/problem")
         methods[name] = {"points": pts}
 
-    if any(m in cfg.methods for m in SEARCH_METHODS):
+    if cfg.kv_check and any(m in cfg.methods for m in SEARCH_METHODS):
         doc["kv_reuse"] = kv_reuse_check(model, task, problems[: cfg.batch], cfg.kv_check_budget or budgets[0],
                                          answer_tokens=answer_tokens, cfg=cfg)
         for line in kv_reuse_lines(doc["kv_reuse"]):

@@ -34,6 +34,14 @@ def format_table(doc: dict) -> str:
             p = by_b.get(b)
             row += f"{'-':>14}" if p is None else f"{100 * p['accuracy']:>6.1f} ({p['generated_tokens']:>5.0f})"
         lines.append(row)
+    reuse = []
+    for name, entry in doc["methods"].items():
+        p = entry["points"][-1]
+        if p.get("forward_tokens"):
+            reuse.append(f"{name} {p['forward_tokens_uncached'] / p['forward_tokens']:.1f}x")
+    if reuse:
+        lines.append("prefix cache, forward tokens re-encoding / with reuse (each method's largest budget): "
+                     + ", ".join(reuse))
     if "kv_reuse" in doc:
         lines += kv_reuse_lines(doc["kv_reuse"])
     return "\n".join(lines)

@@ -260,6 +260,20 @@ def _check_gguf(file: Path) -> None:
         raise HFModelError(f"{file}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
 
 
+def _quiet_gguf_progress() -> None:
+    """transformers' GGUF reader draws its own tqdm bar (not the one disable_progress_bar governs),
+    one line per tensor batch in a log file: silence it."""
+    import functools
+
+    try:
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - another transformers layout: keep its bar
+        return
+    if hasattr(gguf_utils, "tqdm"):
+        gguf_utils.tqdm = functools.partial(tqdm, disable=True)
+
+
 def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | None = None,
                   max_len: int | None = None, tokens: str = "auto", chat: bool | None = None) -> HFCausalLM:
     """A local transformers causal LM (+ tokenizer if the folder has one, + an optional value head file).
@@ -300,6 +314,8 @@ def load_hf_model(path: str | os.PathLike, *, value_head: str | os.PathLike | No
         config = AutoConfig.from_pretrained(folder, local_files_only=True, **extra)
     except Exception as e:  # noqa: BLE001 - one clear error for any unreadable folder
         raise HFModelError(f"{where}: no readable transformers config ({type(e).__name__}: {e})") from None
+    if gguf_file:
+        _quiet_gguf_progress()
     try:
         lm = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, dtype=torch.float32, **extra)
     except Exception as e:  # noqa: BLE001
