@@ -4,6 +4,7 @@ with tree search at equal compute.
     azero llm train   --task countdown --out runs/llm/countdown.safetensors
     azero llm solve   --ckpt runs/llm/countdown.safetensors --method puct-token --budget 512 -n 5
     azero llm compare --ckpt runs/llm/countdown.safetensors --budgets 64,128,256,512,1024,2048,4096
+    azero llm iterate --ckpt runs/llm/countdown.safetensors --rounds 2   # search -> distil -> retrain
 
 A local HuggingFace transformers causal LM (a folder written by save_pretrained; never downloaded)
 takes the place of the checkpoint with --hf-model PATH (train/llm/hf.py):
@@ -263,6 +264,28 @@ def _add_tokens_arg(p) -> None:
                         "model for a GGUF file or a tokenizer with a chat template, else chars")
 
 
+def cmd_llm_iterate(args: argparse.Namespace) -> int:
+    import torch
+
+    from azero.llm.iterate import IterateConfig, format_record, run_iterate
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    cfg = IterateConfig(rounds=args.rounds, problems=args.problems, budget=args.budget, method=args.method,
+                        lm_steps=args.lm_steps, lm_batch=args.lm_batch, lm_lr=args.lm_lr,
+                        value_problems=args.value_problems, value_steps=args.value_steps,
+                        eval_problems=args.eval_problems, eval_budget=args.eval_budget, batch=args.batch,
+                        seed=args.seed)
+    if not Path(args.ckpt).is_file():
+        raise FileNotFoundError(f"--ckpt {args.ckpt}: no such checkpoint (train one with `azero llm train`)")
+    out = Path(args.out or f"runs/llm/iterate-{Path(args.ckpt).stem}")
+    out.mkdir(parents=True, exist_ok=True)
+    doc = run_iterate(args.ckpt, out, cfg, log=_log_to(out / "iterate.log"))
+    print(format_record(doc))
+    print(f"wrote {out / 'iterate.json'}")
+    return 0
+
+
 def _add_hf_model_args(p) -> None:
     """The options of `solve` and `compare` that pick a HuggingFace model and its value source."""
     p.add_argument("--hf-model", metavar="PATH", help=HF_MODEL_HELP)
@@ -287,7 +310,7 @@ def _add_search_args(p) -> None:
 
 
 def add_llm_parser(subparsers) -> None:
-    """Register `azero llm {train,solve,compare}` on the top-level subparsers."""
+    """Register `azero llm {train,solve,compare,iterate}` on the top-level subparsers."""
     from azero.llm.compare import METHODS, SEARCH_METHODS
 
     llm = subparsers.add_parser("llm", help="tiny LM + tree search over tokens: train, solve, compare",
@@ -362,6 +385,44 @@ def add_llm_parser(subparsers) -> None:
                         "with a long prompt on a real model); the meters still report the reuse")
     p.add_argument("--out", help="output folder (default runs/llm/compare-<task>)")
     p.set_defaults(func=cmd_llm_compare)
+    _add_iterate_parser(sub)
+
+
+def _add_iterate_parser(sub) -> None:
+    from azero.llm.compare import SEARCH_METHODS
+
+    p = sub.add_parser("iterate", help="expert iteration: search the train split, distil the verified traces "
+                                       "into the LM, refit the value head; round after round")
+    p.add_argument("--ckpt", required=True, help="starting checkpoint (from `azero llm train`)")
+    p.add_argument("--out", help="output folder (default runs/llm/iterate-<checkpoint name>; resumable)")
+    p.add_argument("--rounds", type=_positive, default=2, help="rounds of search -> distil -> retrain (default 2)")
+    p.add_argument("--problems", type=_positive, default=1000, help="train problems searched per round (default 1000)")
+    p.add_argument("--budget", type=_budget, default=1024, help="generated tokens per problem of the search "
+                                                                "(default 1024)")
+    p.add_argument("--method", default="gumbel-step", choices=SEARCH_METHODS, help="the search (default gumbel-step)")
+    p.add_argument("--lm-steps", type=_positive, default=400, help="distillation steps per round (default 400)")
+    p.add_argument("--lm-batch", type=_positive, default=128, help="sequences per distillation step (default 128)")
+    p.add_argument("--lm-lr", type=float, default=1e-3, help="distillation learning rate (default 1e-3)")
+    p.add_argument("--value-problems", type=_positive, default=1024, help="value refit: problems (default 1024)")
+    p.add_argument("--value-steps", type=_positive, default=200, help="value refit: steps (default 200)")
+    p.add_argument("--eval-problems", type=_positive, default=200, help="test problems per evaluation (default 200)")
+    p.add_argument("--eval-budget", type=_budget, default=1024, help="tokens per problem of the evaluated search "
+                                                                     "(default 1024)")
+    p.add_argument("--batch", type=_positive, default=50, help="problems searched in lockstep (default 50)")
+    add_seed(p)
+    add_threads(p, default=0, help="torch CPU threads (0: torch's default)")
+    p.set_defaults(func=cmd_llm_iterate)
+
+
+def _budget(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of generated tokens, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a budget of {value} generated tokens leaves no room for an answer "
+                                         f"(need >= 1)")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -220,11 +220,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             continue
         pts = []
         for b in budgets:
-            tcfg = search_config(name, cfg)
-            if tcfg.level == "step" and cfg.step_widening:
-                tcfg = tcfg.replace(num_candidates=candidates_for_budget(task, b, tcfg, step_tokens=step_tokens))
-            tcfg = tcfg.replace(simulations=simulations_for_budget(task, b, tcfg, answer_tokens=answer_tokens,
-                                                                   step_tokens=step_tokens))
+            tcfg = budget_search_config(name, cfg, task, b, answer_tokens=answer_tokens)
             eng = LMEngine(model, kv_budget=cfg.kv_budget)
             answers = []
             with eng.meter.timer():
@@ -244,6 +240,18 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
         for line in kv_reuse_lines(doc["kv_reuse"]):
             log(line)
     return doc
+
+
+def budget_search_config(name: str, cfg: CompareConfig, task: Task, budget: int, *,
+                         answer_tokens: float) -> TreeSearchConfig:
+    """search_config(name, cfg) sized to spend about `budget` generated tokens per problem, given the
+    greedy answers' mean length (step level: candidates widen with the budget when cfg.step_widening)."""
+    step_tokens = answer_tokens / task.max_steps
+    tcfg = search_config(name, cfg)
+    if tcfg.level == "step" and cfg.step_widening:
+        tcfg = tcfg.replace(num_candidates=candidates_for_budget(task, budget, tcfg, step_tokens=step_tokens))
+    return tcfg.replace(simulations=simulations_for_budget(task, budget, tcfg, answer_tokens=answer_tokens,
+                                                           step_tokens=step_tokens))
 
 
 def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:

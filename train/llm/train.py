@@ -151,6 +151,43 @@ def train_lm(task: Task, cfg: TrainConfig, *, model_cfg: GPTConfig | None = None
     return model
 
 
+def finetune_lm(model: TinyGPT, seqs: list[list[int]], prompt_lens: list[int], *, steps: int, batch: int = 128,
+                lr: float = 1e-3, seed: int = 0, log: Callable[[str], None] = print) -> float:
+    """Fine-tune the LM on fixed sequences (prompt + answer + <eos>; the loss on answer tokens only),
+    e.g. verified search traces: expert iteration's distillation step. Constant lr after a short
+    warm-up (a fine-tune, not a schedule from scratch). Returns the final smoothed loss."""
+    if not seqs:
+        raise ValueError("finetune_lm: no sequences to train on")
+    rng = np.random.default_rng([seed, 31])
+    torch.manual_seed(seed + 31)
+    params = [p for n, p in model.named_parameters() if not n.startswith("value_mlp")]
+    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.0)
+    ema = None
+    warmup = max(1, steps // 10)
+    for step in range(1, steps + 1):
+        for g in opt.param_groups:
+            g["lr"] = lr * min(1.0, step / warmup)
+        idx = rng.integers(len(seqs), size=min(batch, len(seqs)))
+        chosen = [seqs[int(i)] for i in idx]
+        x = _pad(chosen)
+        y = torch.full_like(x, -100)
+        for j, i in enumerate(idx):
+            s, pl = seqs[int(i)], prompt_lens[int(i)]
+            y[j, pl - 1: len(s) - 1] = torch.tensor(s[pl:])
+        model.train()
+        logits, _, _ = model(x)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
+        if step % 100 == 0 or step == steps:
+            log(f"[distil] step {step}/{steps} loss {ema:.4f}")
+    model.eval()
+    return float(ema)
+
+
 def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print,
                    features: list | None = None):
     """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards, keys).
