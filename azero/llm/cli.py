@@ -43,6 +43,16 @@ def _ints(text: str) -> tuple[int, ...]:
     return out
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated seeds, got {text!r}") from None
+    if not out or min(out) < 0:
+        raise argparse.ArgumentTypeError(f"expected comma-separated seeds >= 0, got {text!r}")
+    return out
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -245,7 +255,13 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
-    doc = run_compare(model, task, cfg, log=log)
+    if args.seeds and len(args.seeds) > 1:
+        from azero.llm.evaluation import run_protocol
+
+        cfg = dataclasses.replace(cfg, problem_seed=args.seed)
+        doc = run_protocol(model, task, cfg, args.seeds, log=log)
+    else:
+        doc = run_compare(model, task, cfg, log=log)
     print(format_table(doc))
     json_path, png_path = write_outputs(doc, out_dir)
     print(f"wrote {json_path} and {png_path}")
@@ -380,6 +396,10 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
                    help="most token positions whose keys/values a search keeps (least recently used are "
                         "evicted and recomputed when needed; default: unbounded)")
+    p.add_argument("--seeds", type=_seeds, default=None,
+                   help="comma-separated seeds of the methods' random draws, e.g. 0,1,2: every method runs once "
+                        "per seed on the same problems (drawn with --seed); intervals then cover problems and "
+                        "seeds, and accuracy is broken down by difficulty bin")
     p.add_argument("--no-kv-check", action="store_true",
                    help="skip the rerun of a search without the KV cache (it re-encodes every prefix: slow "
                         "with a long prompt on a real model); the meters still report the reuse")

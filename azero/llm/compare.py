@@ -101,14 +101,16 @@ class CompareConfig:
     """If > 0: rerun puct-token at this budget without the KV cache to measure the reuse ratio
     (forward tokens re-encoding / with cache) on real searches; 0 uses the smallest budget."""
     seed: int = 0
-    """Seed of the problems (test split) and of every method's random draws."""
+    """Seed of every method's random draws (and of the problems unless problem_seed is set)."""
+    problem_seed: int | None = None
+    """Seed of the test problems drawn (None: `seed`); azero.llm.protocol keeps it fixed across seeds."""
 
 
 def _point(rewards: Sequence[float], meter: ComputeMeter, n: int, *, generated: float | None = None,
            **extra) -> dict:
     k = float(np.sum(rewards))
     lo, hi = wilson_interval(k / n, n)
-    out = {"accuracy": k / n, "ci": [lo, hi],
+    out = {"accuracy": k / n, "ci": [lo, hi], "rewards": [float(r) for r in rewards],
            "generated_tokens": (meter.generated_tokens / n) if generated is None else generated,
            "forward_tokens": meter.forward_tokens / n, "forward_tokens_uncached": meter.forward_tokens_uncached / n,
            "model_calls": meter.model_calls / n, "wall_s": meter.wall_s / n}
@@ -125,7 +127,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if not budgets or budgets[0] < 1:
         raise ValueError(f"budgets must be positive numbers of generated tokens per problem, got {list(cfg.budgets)} "
                          f"(a budget of 0 leaves no room for an answer)")
-    problems = task.problems("test", cfg.problems, seed=cfg.seed)
+    problems = task.problems("test", cfg.problems, seed=cfg.seed if cfg.problem_seed is None else cfg.problem_seed)
     n = len(problems)
     doc = {"task": task.name, "problems": n, "budgets": budgets, "config": dataclasses.asdict(cfg),
            "model_params": model.num_params(),
@@ -157,6 +159,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
         total_tokens = sum(int(x.sum()) for x in pool.lengths)
         log(f"sample pool: {total_samples} samples, {total_tokens / n:.0f} tokens per problem, "
             f"{eng.meter.forward_tokens / n:.0f} forward tokens per problem with the prefix cache")
+        doc["pass_rate"] = [float(r.mean()) for r in pool.rewards]  # each problem's sampled pass@1
         if "sample" in cfg.methods:
             per_problem = [float(r.mean()) for r in pool.rewards]
             mean_len = total_tokens / total_samples

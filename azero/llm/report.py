@@ -44,7 +44,42 @@ def format_table(doc: dict) -> str:
                      + ", ".join(reuse))
     if "kv_reuse" in doc:
         lines += kv_reuse_lines(doc["kv_reuse"])
+    lines += interval_lines(doc)
+    lines += bin_lines(doc)
     return "\n".join(lines)
+
+
+def interval_lines(doc: dict) -> list[str]:
+    """Each budget-point's 95% interval (and per-seed accuracies when there are several seeds)."""
+    seeds = doc.get("seeds")
+    lines = [f"95% intervals ({doc.get('interval', 'Wilson, over problems')})"
+             + (f", seeds {', '.join(map(str, seeds))}:" if seeds else ":")]
+    for name, entry in doc["methods"].items():
+        cells = []
+        for p in entry["points"]:
+            at = f"{p['budget']}: " if "budget" in p else ""
+            per_seed = (" (" + "/".join(f"{100 * a:.1f}" for a in p["seed_accuracy"]) + ")"
+                        if "seed_accuracy" in p and len(p["seed_accuracy"]) > 1 else "")
+            cells.append(f"{at}{100 * p['ci'][0]:.1f}-{100 * p['ci'][1]:.1f}{per_seed}")
+        lines.append(f"  {LABELS.get(name, name)}: " + "; ".join(cells))
+    return lines
+
+
+def bin_lines(doc: dict, budget: int = 1024) -> list[str]:
+    """Accuracy per difficulty bin (azero.llm.evaluation) at `budget` (or the nearest budget run)."""
+    if "bins" not in doc:
+        return []
+    budgets = doc["budgets"]
+    at = min(budgets, key=lambda b: (abs(b - budget), b))
+    ranges = doc["bins"]["pass_rate_range"]
+    head = "".join(f"{f'{k + 1} ({100 * lo:.0f}-{100 * hi:.0f}%)':>14}" for k, (lo, hi) in enumerate(ranges))
+    lines = [f"accuracy % by difficulty bin at {at} tokens (bin: sampled pass@1 range, 1 = hardest; "
+             f"{', '.join(map(str, doc['bins']['problems']))} problems)", f"{'method':<28}{head}"]
+    for name, entry in doc["methods"].items():
+        pts = [p for p in entry["points"] if p.get("budget", at) == at and "by_bin" in p]
+        if pts:
+            lines.append(f"{LABELS.get(name, name):<28}" + "".join(f"{100 * a:>14.1f}" for a in pts[0]["by_bin"]))
+    return lines
 
 
 def kv_reuse_lines(k: dict) -> list[str]:
