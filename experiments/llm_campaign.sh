@@ -1,0 +1,40 @@
+#!/bin/bash
+# Issue 20's measurements, one after another, each resumable (a finished step is skipped):
+#   1. TinyGPT checkpoints for countdown3 and game24 (`azero llm train`, tens of minutes each);
+#   2. the protocol on both: 500 test problems, seeds 0,1,2, budgets 64..4096, every baseline and
+#      the tree searches (`azero llm compare --seeds`);
+#   3. expert iteration on countdown3: 2 rounds of search -> distil -> retrain (`azero llm iterate`);
+#   4. SmolLM2-135M-Instruct on sum3 (the azero[llm] extra): a value head on its hidden states, then
+#      raw vs search at equal generated tokens.
+# ONLY="train protocol iterate smollm2" picks steps; THREADS (default 2) torch threads.
+cd "$(dirname "$0")/.."
+AZERO=${AZERO:-.venv/bin/azero}
+OUT=${OUT:-runs/llm}
+T=${THREADS:-2}
+mkdir -p "$OUT"
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
+if want train; then
+  for task in countdown game24; do
+    [ -f "$OUT/$task.safetensors" ] || nice "$AZERO" llm train --task $task --out "$OUT/$task.safetensors" --threads $T
+  done
+fi
+if want protocol; then
+  for task in countdown game24; do
+    [ -f "$OUT/protocol-$task/compare.json" ] || nice "$AZERO" llm compare --ckpt "$OUT/$task.safetensors" \
+      --problems 500 --seeds 0,1,2 --budgets 64,128,256,512,1024,2048,4096 --threads $T \
+      --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,dvts,gumbel-token,puct-step,gumbel-step \
+      --out "$OUT/protocol-$task"
+  done
+fi
+if want iterate; then
+  nice "$AZERO" llm iterate --ckpt "$OUT/countdown.safetensors" --rounds 2 --threads $T --out "$OUT/iterate-countdown"
+fi
+if want smollm2; then
+  head="$OUT/smollm2-sum3-value.safetensors"
+  [ -f "$head" ] || nice "$AZERO" llm train --hf-model smollm2 --task sum3 --value-mode head --value-problems 400 \
+    --rollouts 4 --value-steps 400 --threads $T --out "$head"
+  [ -f "$OUT/compare-smollm2-sum3/compare.json" ] || nice "$AZERO" llm compare --hf-model smollm2 --task sum3 \
+    --value-head "$head" --problems 100 --budgets 64,256,1024 --no-kv-check --threads $T \
+    --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,gumbel-step \
+    --out "$OUT/compare-smollm2-sum3"
+fi
