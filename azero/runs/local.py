@@ -72,6 +72,7 @@ class LocalRun:
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=status["step"], echo=echo)
         self.budget = Budget(cfg.run, spent=self.book.clock_before)
+        self.logger.time_left = self.budget.seconds_left
         self._last_train = {}
 
     @property

@@ -157,11 +157,13 @@ class Budget:
         self.run_cfg = run_cfg
         self.spent_before = spent
         self.deadline = self.cpu_deadline = None
+        self._started: tuple[float, float] | None = None
         self.stopped = threading.Event()
 
     def start(self) -> None:
         """The budget counts from here (the main loop's start: building the roles is not charged)."""
         now, cpu = time.perf_counter(), time.process_time()
+        self._started = (now, cpu)
         run = self.run_cfg
         wall_before, cpu_before = self.spent_before
         self.deadline = None if run.max_minutes is None else now + 60 * run.max_minutes - wall_before
@@ -175,6 +177,21 @@ class Budget:
         if self.cpu_deadline is not None and time.process_time() > self.cpu_deadline:
             return f"run.max_cpu_minutes={self.run_cfg.max_cpu_minutes} reached; stopping"
         return None
+
+    def seconds_left(self) -> float | None:
+        """Wall seconds until a time budget ends the run, or None without one (or before start()).
+        The CPU budget is turned into wall clock at the CPU rate this start has run at so far."""
+        if self.deadline is None and self.cpu_deadline is None:
+            return None
+        now, cpu = time.perf_counter(), time.process_time()
+        left = []
+        if self.deadline is not None:
+            left.append(max(0.0, self.deadline - now))
+        if self.cpu_deadline is not None and self._started is not None:
+            wall_used, cpu_used = now - self._started[0], cpu - self._started[1]
+            if wall_used > 0 and cpu_used > 0:
+                left.append(max(0.0, self.cpu_deadline - cpu) * wall_used / cpu_used)
+        return min(left) if left else None
 
     def stop(self) -> None:
         """Finish the current round, save a checkpoint and return from run() (thread-safe)."""

@@ -28,6 +28,9 @@ class RunLogger:
         self.last = -1e9
         self._last_state = None
         self.echo = echo or (lambda line: print(line, file=sys.stdout, flush=True))
+        self.time_left = None
+        """Optional callable: wall seconds until a time budget stops the run (Budget.seconds_left);
+        the ETA is the sooner of that and the steps' own."""
         logs_dir.mkdir(parents=True, exist_ok=True)
         self._progress = open(logs_dir / "progress.log", "a", buffering=1)
         self._metrics = open(logs_dir / "metrics.jsonl", "a", buffering=1)
@@ -67,6 +70,9 @@ class RunLogger:
         elapsed = now - self.t0
         done = step - self.start_step
         eta = (self.total_steps - step) * elapsed / done if done > 0 else None
+        budget_left = self.time_left() if self.time_left is not None else None
+        if budget_left is not None:
+            eta = budget_left if eta is None else min(eta, budget_left)
         fields = " | ".join(str(v) for v in line_fields.values() if v)
         self.message(f"[{_fmt_duration(elapsed)}] step {step}/{self.total_steps} | {fields} | ETA {_fmt_duration(eta)}")
         self._metrics.write(json.dumps({"time": round(elapsed, 3), "step": step, **metrics}) + "\n")

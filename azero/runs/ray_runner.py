@@ -139,6 +139,7 @@ class RayRun:
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=self.start_step, echo=echo)
         self.budget = Budget(cfg.run, spent=self.book.clock_before)
+        self.logger.time_left = self.budget.seconds_left
         self.worker_failures = 0
         self._worker_down = [False] * cfg.run.workers  # True from a worker's failed call to its next success
         self.evaluations = [0] * cfg.run.workers

@@ -116,6 +116,34 @@ def test_the_budget_counts_what_earlier_starts_spent():
     assert time.perf_counter() < fresh.deadline
 
 
+def test_the_eta_is_the_sooner_of_the_steps_and_the_time_budgets(tmp_path):
+    import time
+
+    from azero.config import RunConfig
+    from azero.runs.orchestration import Budget
+    from azero.runs.progress import RunLogger
+
+    assert Budget(RunConfig()).seconds_left() is None
+    b = Budget(RunConfig(max_cpu_minutes=10.0))
+    b.start()
+    # As if this start had run 100 s of wall clock on 50 s of CPU, with 30 CPU seconds left: 60 s.
+    now, cpu = time.perf_counter(), time.process_time()
+    b._started, b.cpu_deadline = (now - 100.0, cpu - 50.0), cpu + 30.0
+    assert 55.0 < b.seconds_left() < 65.0
+    b.deadline = time.perf_counter() + 20.0  # a wall budget ending sooner wins
+    assert 15.0 < b.seconds_left() <= 20.0
+    lines = []
+    log = RunLogger(tmp_path / "logs", None, every_s=0.0, total_steps=1000, echo=lines.append)
+    log.t0 -= 1000.0  # 1,000 s for 10 steps: the steps alone would say 27 hours
+    log.time_left = lambda: 125.0
+    log.tick(10, {}, {})
+    assert lines[-1].endswith("ETA 2:05"), lines
+    log.time_left = None
+    log.tick(20, {}, {}, force=True)
+    assert "ETA 13:36:" in lines[-1], lines  # 980 steps left x 1000 s / 20 steps = 13:36:40
+    log.close()
+
+
 def test_the_run_clock_is_read_back_and_saved_with_the_state(tmp_path):
     rd = RunDir(tmp_path / "run")
     rd.create()
