@@ -235,6 +235,27 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_c4_openings(args: argparse.Namespace) -> int:
+    from azero.agents.factory import PlayerFactory
+    from azero.eval.c4openings import format_summary, run_openings, write
+    from azero.games import make_game
+
+    game = make_game("connect4")
+    factory = PlayerFactory(game, device=args.device, threads=args.threads, precision=args.precision,
+                            backend=args.backend)
+    agent = factory.build(args.agent or f"mcts:{args.checkpoint or 'shipped'}@{args.sims}", seed=args.seed)
+    opponent = factory.build(args.opponent, seed=args.seed + 1)
+    try:
+        doc = run_openings(game, agent, opponent, plies=args.plies, games=args.games, parallel=args.parallel)
+    finally:
+        for p in (agent, opponent):
+            p.close()
+    print(format_summary(doc))
+    if args.out:
+        print(f"wrote {write(doc, args.out)}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from azero.eval.elo import parse_anchor
     from azero.eval.report import build_report
@@ -466,6 +487,26 @@ def build_parser() -> argparse.ArgumentParser:
     add_device(p)
     add_threads(p)
     p.set_defaults(func=cmd_c4_accuracy)
+    p = sub.add_parser("c4-openings", help="connect four: the agent against an opponent from every short opening, "
+                                           "both sides, leaving out those the solver says are lost for the agent",
+                       description="Plays every sequence of --plies moves from both sides (49 two-move openings: 98 "
+                                   "games per --games) and reports wins and score with 95% Wilson intervals; the "
+                                   "openings already lost for the agent's side under perfect play are listed, not "
+                                   "played.")
+    add_checkpoint(p, help="the agent's network (default: the shipped connect-four network)")
+    p.add_argument("--sims", type=int, default=800, help="the agent's simulations per move (default 800)")
+    p.add_argument("--agent", help="the agent as a player spec instead (e.g. 'mcts:runs/c4@400:gumbel')")
+    p.add_argument("--opponent", default="openspiel-mcts:1000",
+                   help="the opponent's player spec (default openspiel-mcts:1000: OpenSpiel's MCTS, 1,000 "
+                        "random-rollout simulations)")
+    p.add_argument("--plies", type=int, default=2, help="opening length in moves (default 2)")
+    p.add_argument("--games", type=int, default=1, help="games per opening and side (default 1)")
+    p.add_argument("--parallel", type=int, default=98, help="games played in lockstep (default 98)")
+    p.add_argument("--out", help="write the results as JSON to this file")
+    add_seed(p)
+    add_device(p)
+    add_threads(p)
+    p.set_defaults(func=cmd_c4_openings)
     p = sub.add_parser("c4-curve", help="connect four: solver accuracy of every checkpoint of a run (learning curve)",
                        description="Scores every checkpoint of RUN_DIR (raw network and network + search) on the "
                                    "solved test positions of c4-accuracy and plots accuracy against wall clock "

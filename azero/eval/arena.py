@@ -114,21 +114,26 @@ def _plain_result(outcome: float) -> str:
 
 
 def play_games(game: Game, a, b, indices: Sequence[int], *, seed: int = 0, opening_moves: int = 2,
-               on_game: Callable[[ArenaGame], None] | None = None) -> list[ArenaGame]:
+               on_game: Callable[[ArenaGame], None] | None = None,
+               openings: Sequence[Sequence[int]] | None = None) -> list[ArenaGame]:
     """Play the games `indices` of the match A vs B in lockstep; returns them in `indices` order.
 
     Player A moves first in even-numbered games. Slots given to the players are positions
     in `indices` (0..n-1). The players are started here and told when each game
     finishes; closing them is the caller's business (they may play another batch).
+    `openings`: each game's opening moves (one list per index), instead of the seeded random ones.
     """
     indices = [int(i) for i in indices]
     n = len(indices)
     if n == 0:
         return []
+    if openings is not None and len(openings) != n:
+        raise ValueError(f"play_games: {len(openings)} openings for {n} games")
     states = game.new_states(n)
     is_go = callable(getattr(states, "score", None))  # Go's Tromp-Taylor count
     slots_all = np.arange(n, dtype=np.int64)
-    openings = [opening_moves_for(game, i, seed=seed, count=opening_moves) for i in indices]
+    openings = ([list(map(int, o)) for o in openings] if openings is not None else
+                [opening_moves_for(game, i, seed=seed, count=opening_moves) for i in indices])
     history: list[list[int]] = [[] for _ in range(n)]
     a_first = np.array([i % 2 == 0 for i in indices])
     a_color = np.where(a_first, 0, 1).astype(np.int8)  # A's player index per game
