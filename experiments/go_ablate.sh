@@ -19,16 +19,20 @@ arm() {
      train.steps=1000000 train.lr_schedule=constant train.checkpoint_every=1000 \
      run.max_cpu_minutes=$CPU "$@" > "$OUT/$name.log" 2>&1 && touch "$OUT/$name/done"
 }
+# Every arm names every lever explicitly, on or off: the go9x9 preset has since taken the winners
+# (configs/preset/go9x9.yaml), so an arm that left one to the preset would get it.
+BASE="model.ownership_head=false model.score_head=false search.score_utility=0 game.features=basic \
+selfplay.prune_pass_alive=false selfplay.cheap_algorithm=puct selfplay.cheap_target_weight=0 replay.surprise_weight=0"
 HEADS="model.ownership_head=true model.score_head=true"
 # the preset as it was before these levers (score utility off: it acts only with a score head anyway)
-arm preset search.score_utility=0
+arm preset $BASE
 # every lever group at once first: the number the issue's >= 200 Elo goal is about
-ALL="$HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true"
+ALL="$BASE $HEADS search.score_utility=0.4 game.features=extended selfplay.prune_pass_alive=true"
 arm all $ALL
 # the cheap-search group on top of all the Go levers (the issue's last lever group): cheap playout-cap
 # searches recorded with Gumbel's completed-Q target at a lower weight, and policy-surprise weighting
 arm all-cheap $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3 replay.surprise_weight=0.5
 # then one group at a time, cumulatively, for the lever table
-arm heads $HEADS search.score_utility=0
-arm heads-utility $HEADS search.score_utility=0.4
-arm heads-utility-features $HEADS search.score_utility=0.4 game.features=extended
+arm heads $BASE $HEADS search.score_utility=0
+arm heads-utility $BASE $HEADS search.score_utility=0.4
+arm heads-utility-features $BASE $HEADS search.score_utility=0.4 game.features=extended

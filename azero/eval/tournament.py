@@ -236,6 +236,12 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     for s in specs:  # resolve every CKPT now: fail early, and pin the files for later resumes
         if s.uses_network:
             factory.evaluator(s.checkpoint)
+        if s.kind == "gnugo":  # a missing engine, too, before hours of other pairs are played
+            from azero.agents.gtp_player import find_gnugo
+
+            if find_gnugo() is None:
+                raise FileNotFoundError(f"player {s.text!r}: GNU Go is not installed (apt-get install gnugo puts "
+                                        f"it in /usr/games/gnugo)")
     new_meta = {"game": game_name, "players": roster, "gauntlet": gauntlet, "games_per_pair": games_per_pair,
                 "seed": seed, "parallel": parallel, "opening_moves": opening_moves,
                 "checkpoints": factory.pins, "created": meta.get("created") if meta else time.strftime("%Y-%m-%d %H:%M:%S")}

@@ -178,3 +178,14 @@ def test_go_tournament_against_gnugo_keeps_both_scores(tmp_path):
         sgf = read_sgf((out / r["file"]).read_text())
         assert (sgf.black, sgf.white, sgf.result, sgf.board_size) == (r["first"], r["second"], r["result"], 5)
         assert sgf.moves == r["moves"]
+
+
+def test_a_missing_gnu_go_stops_the_tournament_before_any_game(tmp_path, monkeypatch):
+    import azero.agents.gtp_player as gtp_player
+
+    monkeypatch.setattr(gtp_player, "find_gnugo", lambda: None)
+    out = tmp_path / "t"
+    with pytest.raises(FileNotFoundError, match="'gnugo:1': GNU Go is not installed"):
+        run_tournament(out, game_name="go5x5", players=["random", "mcts:none@2", "gnugo:1"], games_per_pair=2,
+                       parallel=2)
+    assert not (out / "results.jsonl").exists() or not (out / "results.jsonl").read_text().strip()
