@@ -141,11 +141,13 @@ def _legal_columns(moves: str) -> np.ndarray:
 
 
 def build_test_set(seed: int, depth: int, count: int, *, workers: int = 2,
-                   log: Callable[[str], None] | None = None) -> TestSet:
+                   log: Callable[[str], None] | None = None, start: TestSet | None = None) -> TestSet:
     """The first `count` candidates of (seed, depth) where the choice matters, solved.
 
     Candidates are solved `workers` at a time on threads (the solver releases the GIL); which
-    positions are kept depends only on the stream order, never on the threads.
+    positions are kept depends only on the stream order, never on the threads. `start`, a smaller
+    set of the same (seed, depth) that records how many candidates it took, is extended rather
+    than solved again.
     """
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
@@ -154,6 +156,11 @@ def build_test_set(seed: int, depth: int, count: int, *, workers: int = 2,
     values: list[int] = []
     keeps_out: list[np.ndarray] = []
     candidates = 0
+    if start is not None and (start.seed, start.depth) == (seed, depth) and start.candidates >= 0 \
+            and not start.exhausted and len(start) < count:
+        moves_out, values, keeps_out = list(start.moves), [int(v) for v in start.value], list(start.keeps)
+        candidates = start.candidates
+        next(itertools.islice(stream, candidates, candidates), None)  # skip what start already solved
     started = last_log = time.monotonic()
     exhausted = False
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="c4solve") as pool:
@@ -181,6 +188,11 @@ def build_test_set(seed: int, depth: int, count: int, *, workers: int = 2,
                    keeps=keeps_arr, candidates=candidates, exhausted=exhausted)
 
 
+SHIPPED_DIR = Path(__file__).with_name("c4_testsets")
+"""Test sets shipped with azero (experiments/c4_testsets.py writes them): seed 0, 1,000 positions per
+depth 8/12/16/20, so a new machine scores a network at once instead of solving for half an hour."""
+
+
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "azero" / "c4accuracy"
@@ -191,24 +203,28 @@ def cache_file(cache_dir: str | os.PathLike, seed: int, depth: int, count: int) 
 
 
 def load_test_set(seed: int, depth: int, count: int, *, cache_dir: str | os.PathLike | None = None,
-                  workers: int = 2, log: Callable[[str], None] | None = None) -> tuple[TestSet, Path | None]:
-    """The (seed, depth, count) test set from the cache, or built and then cached (cache_dir None: not cached)."""
+                  workers: int = 2, log: Callable[[str], None] | None = None,
+                  shipped_dir: str | os.PathLike | None = SHIPPED_DIR) -> tuple[TestSet, Path | None]:
+    """The (seed, depth, count) test set: the shipped one (or a prefix of a larger shipped one), else
+    from the cache, else built and then cached (cache_dir None: not cached)."""
+    if shipped_dir is not None and Path(shipped_dir).is_dir():
+        found = _read_set(cache_file(shipped_dir, seed, depth, count), seed, depth, count) \
+            or _cached_prefix(Path(shipped_dir), seed, depth, count)
+        if found is not None:
+            return found
     path = cache_file(cache_dir, seed, depth, count) if cache_dir is not None else None
     if path is not None and path.is_file():
-        try:
-            doc = json.loads(path.read_text())
-            if (doc.get("format"), doc.get("seed"), doc.get("depth"), doc.get("count")) == \
-                    (TESTSET_FORMAT, seed, depth, count):
-                return TestSet.from_json(doc), path
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # unreadable or from another version: rebuild it below
+        found = _read_set(path, seed, depth, count)
+        if found is not None:
+            return found
         if log is not None:
             log(f"depth {depth}: ignoring unusable cache file {path}")
     if path is not None:
         larger = _cached_prefix(Path(cache_dir), seed, depth, count)
         if larger is not None:
             return larger
-    test_set = build_test_set(seed, depth, count, workers=workers, log=log)
+    test_set = build_test_set(seed, depth, count, workers=workers, log=log,
+                              start=None if path is None else _smaller_set(Path(cache_dir), seed, depth, count))
     if path is not None:
         from azero.train.atomic import write_atomic
 
@@ -218,8 +234,33 @@ def load_test_set(seed: int, depth: int, count: int, *, cache_dir: str | os.Path
     return test_set, path
 
 
+def _read_set(path: Path, seed: int, depth: int, count: int) -> tuple[TestSet, Path] | None:
+    """The test set stored in `path` if it is exactly (seed, depth, count); None if absent, unreadable
+    or another set (a damaged or foreign file is never trusted)."""
+    try:
+        doc = json.loads(path.read_text())
+        if (doc.get("format"), doc.get("seed"), doc.get("depth"), doc.get("count")) == \
+                (TESTSET_FORMAT, seed, depth, count):
+            return TestSet.from_json(doc), path
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+def _smaller_set(cache_dir: Path, seed: int, depth: int, count: int) -> TestSet | None:
+    """The largest stored set of (seed, depth) below `count` that records its candidates, to extend."""
+    best = None
+    for f in cache_dir.glob(f"c4_testset_seed{seed}_depth{depth}_n*.json"):
+        n = f.stem.rsplit("_n", 1)[-1]
+        if n.isdigit() and int(n) < count:
+            found = _read_set(f, seed, depth, int(n))
+            if found is not None and found[0].candidates >= 0 and (best is None or len(found[0]) > len(best)):
+                best = found[0]
+    return best
+
+
 def _cached_prefix(cache_dir: Path, seed: int, depth: int, count: int) -> tuple[TestSet, Path] | None:
-    """The first `count` positions of a larger cached set of (seed, depth), if one exists.
+    """The first `count` positions of a larger stored set of (seed, depth) in `cache_dir`, if one exists.
 
     The candidate stream depends only on (seed, depth), so they are exactly the set of
     `count`. Its `candidates` is -1: how many candidates that prefix needed was not recorded.
@@ -231,13 +272,10 @@ def _cached_prefix(cache_dir: Path, seed: int, depth: int, count: int) -> tuple[
             sizes.append(int(n))
     for n in sorted(sizes):
         path = cache_file(cache_dir, seed, depth, n)
-        try:
-            doc = json.loads(path.read_text())
-            if (doc.get("format"), doc.get("seed"), doc.get("depth")) != (TESTSET_FORMAT, seed, depth):
-                continue
-            full = TestSet.from_json(doc)
-        except (OSError, ValueError, KeyError, TypeError):
+        found = _read_set(path, seed, depth, n)
+        if found is None:
             continue
+        full = found[0]
         if len(full) < count and not full.exhausted:
             continue
         k = min(count, len(full))

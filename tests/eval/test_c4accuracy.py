@@ -164,3 +164,31 @@ def test_smaller_set_is_the_prefix_of_a_larger_cached_one(tmp_path, monkeypatch)
     # The same as solving the small set afresh: the candidate stream depends on (seed, depth) only.
     fresh, _ = load_test_set(5, 20, 3, cache_dir=None)
     assert fresh.moves == small.moves
+
+
+def test_shipped_sets_come_first_and_are_never_solved_again(tmp_path, monkeypatch):
+    shipped = tmp_path / "shipped"
+    made, _ = load_test_set(5, 20, 6, cache_dir=shipped, shipped_dir=None)
+
+    def no_solving(*a, **k):
+        raise AssertionError("the shipped set should have been used")
+
+    monkeypatch.setattr(c4accuracy, "build_test_set", no_solving)
+    got, path = load_test_set(5, 20, 6, cache_dir=tmp_path / "cache", shipped_dir=shipped)
+    assert path.parent == shipped and got.moves == made.moves and (got.keeps == made.keeps).all()
+    smaller, _ = load_test_set(5, 20, 2, cache_dir=None, shipped_dir=shipped)
+    assert smaller.moves == made.moves[:2]
+    assert not (tmp_path / "cache").exists()  # nothing written to the cache for a shipped set
+
+
+def test_a_larger_set_extends_a_smaller_cached_one(tmp_path, monkeypatch):
+    small, _ = load_test_set(5, 20, 3, cache_dir=tmp_path, shipped_dir=None)
+    solved = []
+    real = c4accuracy._solve_one
+    monkeypatch.setattr(c4accuracy, "_solve_one", lambda moves: solved.append(moves) or real(moves))
+    big, path = load_test_set(5, 20, 6, cache_dir=tmp_path, shipped_dir=None)
+    assert path.name.endswith("_n6.json") and big.moves[:3] == small.moves
+    assert small.moves[-1] not in solved  # the smaller set's candidates were not solved again
+    monkeypatch.undo()
+    fresh = c4accuracy.build_test_set(5, 20, 6)
+    assert fresh.moves == big.moves and fresh.candidates == big.candidates and (fresh.keeps == big.keeps).all()
