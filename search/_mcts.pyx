@@ -97,6 +97,7 @@ cdef class SearchTree:
     cdef readonly bint rescale_q
     cdef readonly double score_lambda       # weight of the score utility (0: win/loss value only)
     cdef readonly double score_div          # its scale: score_scale * sqrt(board area), points
+    cdef readonly bint solver               # MCTS-Solver: prove wins / losses / draws up the tree (PUCT only)
 
     # ---- node fields, [B, N] (numpy owners and raw pointers into them) ----------------------
     cdef readonly object node_visits        # int32: backups through the node (its own expansion included)
@@ -112,6 +113,10 @@ cdef class SearchTree:
     cdef readonly object node_score_sum     # float64: sum of the backed-up expected scores, node's player frame
     cdef readonly object node_raw_win       # float64: evaluator (or exact) win/loss value; set once evaluated
     cdef readonly object node_raw_score     # float64: evaluator (or exact final) score; set once evaluated
+    cdef readonly object node_proven        # int8: UNPROVEN, or PROVEN_LOSS / _DRAW / _WIN for the node's player
+                                            #   to move (a terminal node, or with solver=True one whose children
+                                            #   decide it: see _prove_up)
+    cdef int8_t* _n_proven
     cdef double* _n_win_sum
     cdef double* _n_score_sum
     cdef double* _n_raw_win
@@ -200,7 +205,7 @@ cdef class SearchTree:
                  Py_ssize_t leaves_per_game=1, bint gumbel=False, double c_base=19652.0, double c_init=1.25,
                  double fpu_reduction=0.0, double virtual_loss=1.0, double c_visit=50.0, double c_scale=1.0,
                  bint rescale_q=True, object gumbel_table=None, double score_lambda=0.0,
-                 double score_div=1.0):
+                 double score_div=1.0, bint solver=False):
         if batch < 1 or capacity < 1 or num_actions < 1 or max_depth < 1 or leaves_per_game < 1:
             raise ValueError(f"SearchTree: batch, capacity, num_actions, max_depth and leaves_per_game must be >= 1, "
                              f"got {batch}, {capacity}, {num_actions}, {max_depth}, {leaves_per_game}")
@@ -216,6 +221,9 @@ cdef class SearchTree:
         if not (score_lambda >= 0 and score_div > 0):
             raise ValueError(f"SearchTree: need score_lambda >= 0 and score_div > 0, got {score_lambda}, {score_div}")
         self.score_lambda, self.score_div = score_lambda, score_div
+        if solver and gumbel:
+            raise ValueError("SearchTree: solver=True needs PUCT (gumbel=False)")
+        self.solver = solver
         self.noise_weight = 0.0
 
         node_shape = (batch, capacity)
@@ -231,6 +239,7 @@ cdef class SearchTree:
         self.node_score_sum = _public(np.zeros(node_shape, np.float64), <void**>&self._n_score_sum)
         self.node_raw_win = _public(np.zeros(node_shape, np.float64), <void**>&self._n_raw_win)
         self.node_raw_score = _public(np.zeros(node_shape, np.float64), <void**>&self._n_raw_score)
+        self.node_proven = _public(np.zeros(node_shape, np.int8), <void**>&self._n_proven)
 
         # A child row is (re)written in full when its node is expanded and never read before.
         child_shape = (batch, capacity, num_actions)
@@ -490,6 +499,12 @@ cdef class SearchTree:
         n = self.node_visits[:, ROOT_]
         return np.divide(self.node_score_sum[:, ROOT_], n, out=np.zeros(n.shape, np.float64),
                          where=n > 0).astype(np.float32)
+
+    def root_proven(self):
+        """int8 [B, A]: the proven value of every root action from the root player's view (+1 win, 0 draw,
+        -1 loss), UNPROVEN_VALUE where not proven, unexpanded or illegal. Only terminal children are
+        proven unless the tree was built with solver=True."""
+        return _root_proven(self)
 
     def root_completed_q(self):
         """float64 [B, A]: completed Q of every root action (Q if visited, else v_mix); 0 where illegal."""

@@ -21,6 +21,7 @@ cdef void _init_node(SearchTree self, Py_ssize_t b, int32_t node, int32_t parent
     self._n_to_play[i] = 0
     self._n_state[i] = NODE_PENDING_
     self._n_in_flight[i] = 0
+    self._n_proven[i] = UNPROVEN_
 
 
 cdef void _reset_game(SearchTree self, Py_ssize_t b) noexcept nogil:
@@ -150,16 +151,12 @@ cdef int _expand(SearchTree self, Py_ssize_t m, const float* priors, const float
             sc = scores[i]
             if terminal[i]:
                 sc = 0.0 if final_scores == NULL else (final_scores[i] if to_play[i] == 0 else -final_scores[i])
-        if utility:
-            if node == ROOT_:
-                if not self._centre_set[b]:
-                    self._centre[b] = sc
-                    self._centre_set[b] = 1
-                c = self._centre[b]
-            else:
-                c = self._centre[b] if to_play[i] == self._n_to_play[base + ROOT_] else -self._centre[b]
-            u = v + self.score_lambda * M_2_PI * atan((sc - c) / self.score_div)
         self._n_to_play[base + node] = to_play[i]
+        if utility:
+            if node == ROOT_ and not self._centre_set[b]:
+                self._centre[b] = sc
+                self._centre_set[b] = 1
+            u = v + _score_term(self, b, to_play[i], sc)
         self._n_raw_value[base + node] = u
         self._n_raw_win[base + node] = v
         self._n_raw_score[base + node] = sc
@@ -179,8 +176,95 @@ cdef int _expand(SearchTree self, Py_ssize_t m, const float* priors, const float
         if node != ROOT_:
             self._sims_done[b] += 1
         _backup(self, b, node, u, v, sc)
+        if terminal[i]:
+            self._n_proven[base + node] = PROVEN_WIN_ if v > 0 else (PROVEN_LOSS_ if v < 0 else PROVEN_DRAW_)
+            if self.solver:
+                _prove_up(self, b, node)
     self._pending_leaves = 0
     return OK
+
+
+cdef inline double _score_term(SearchTree self, Py_ssize_t b, int8_t to_play, double sc) noexcept nogil:
+    """The score utility's term for a node whose player to move is `to_play` and expected score `sc`
+    (that player's view): the centre c is kept in the root player's view."""
+    cdef double c = self._centre[b] if to_play == self._n_to_play[b * self.capacity + ROOT_] else -self._centre[b]
+    return self.score_lambda * M_2_PI * atan((sc - c) / self.score_div)
+
+
+# ---- MCTS-Solver (Winands, Bjornsson & Saito 2008, "Monte-Carlo Tree Search Solver") ----------------
+# A terminal node is proven with its exact outcome. With solver=True proofs travel up: a node is a
+# proven win for its player to move as soon as one child is a proven win from that player's view,
+# and proven with the best of its children's values once every legal child is proven (a loss, or a
+# draw). A descent that reaches a proven node backs up its proven value as it would a terminal's, and
+# PUCT never chooses a child that is a proven loss for the mover (an unproven node always has an
+# unproven child, so a choice remains). So search stops spending simulations where the outcome is
+# known, and a proven win or loss is exact, not an average of network values.
+
+cdef inline bint _proven_loss_move(SearchTree self, Py_ssize_t base, int32_t node, int32_t child) noexcept nogil:
+    """Whether moving from `node` to its expanded `child` is proven to lose for node's player to move."""
+    cdef int8_t p = self._n_proven[base + child]
+    if p == UNPROVEN_:
+        return False
+    if self._n_to_play[base + child] != self._n_to_play[base + node]:
+        return p == PROVEN_WIN_
+    return p == PROVEN_LOSS_
+
+
+cdef void _prove_up(SearchTree self, Py_ssize_t b, int32_t node) noexcept nogil:
+    """`node` was just proven: prove each ancestor that now is, stopping at the first that is not."""
+    cdef Py_ssize_t base = b * self.capacity, A = self.num_actions, a
+    cdef const int32_t* index
+    cdef int32_t parent, child
+    cdef int best, v
+    cdef bint open_child
+    while True:
+        parent = self._n_parent[base + node]
+        if parent == NO_PARENT_ or self._n_proven[base + parent] != UNPROVEN_:
+            return
+        index = self._c_index + (base + parent) * A
+        best = -2
+        open_child = False
+        for a in range(A):
+            child = index[a]
+            if child == ILLEGAL_:
+                continue
+            if child == UNEXPANDED_ or self._n_proven[base + child] == UNPROVEN_:
+                open_child = True
+                continue
+            v = self._n_proven[base + child] - PROVEN_DRAW_
+            if self._n_to_play[base + child] != self._n_to_play[base + parent]:
+                v = -v
+            if v > best:
+                best = v
+        if best < 1 and open_child:
+            return
+        self._n_proven[base + parent] = <int8_t>(best + PROVEN_DRAW_)
+        node = parent
+
+
+cdef void _backup_proven(SearchTree self, Py_ssize_t b, int32_t node) noexcept nogil:
+    """A descent reached the proven, expanded `node`: back up its proven value, with the node's mean
+    score for the score utility (the win/loss value is exact, the score is not)."""
+    cdef Py_ssize_t i = b * self.capacity + node
+    cdef double v = self._n_proven[i] - PROVEN_DRAW_
+    cdef double sc = self._n_score_sum[i] / self._n_visits[i]
+    cdef double u = v
+    if self.score_lambda > 0:
+        u = v + _score_term(self, b, self._n_to_play[i], sc)
+    _backup(self, b, node, u, v, sc)
+
+
+cdef object _root_proven(SearchTree self):
+    B, A = self.batch, self.num_actions
+    index = self.child_index[:, ROOT_, :]
+    rows = np.arange(B)[:, None]
+    child = np.maximum(index, 0)
+    code = self.node_proven[rows, child].astype(np.int8)
+    value = code - PROVEN_DRAW_
+    flip = self.node_to_play[rows, child] != self.node_to_play[:, ROOT_][:, None]
+    value = np.where(flip, -value, value).astype(np.int8)
+    known = (index >= 0) & (code != UNPROVEN_)
+    return np.where(known, value, UNPROVEN_VALUE).astype(np.int8)
 
 
 cdef _raise_expand_error(SearchTree self, int err, Py_ssize_t bad, double value, str after):

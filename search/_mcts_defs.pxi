@@ -14,6 +14,13 @@ cdef enum:
     NODE_EXPANDED_ = 1     # evaluated; its child row is valid
     NODE_TERMINAL_ = 2     # game over here; node_raw_value is the exact outcome
 
+# node_proven (MCTS-Solver): the game-theoretic value of a node, once known, for its player to move.
+cdef enum:
+    UNPROVEN_ = 0
+    PROVEN_LOSS_ = 1       # value code - 2: -1
+    PROVEN_DRAW_ = 2       # 0
+    PROVEN_WIN_ = 3        # +1
+
 # Error codes of the nogil helpers, turned into exceptions by the Python-facing methods.
 cdef enum:
     OK = 0
@@ -39,6 +46,11 @@ ILLEGAL = ILLEGAL_
 NODE_PENDING = NODE_PENDING_
 NODE_EXPANDED = NODE_EXPANDED_
 NODE_TERMINAL = NODE_TERMINAL_
+UNPROVEN = UNPROVEN_
+PROVEN_LOSS = PROVEN_LOSS_
+PROVEN_DRAW = PROVEN_DRAW_
+PROVEN_WIN = PROVEN_WIN_
+UNPROVEN_VALUE = -128      # SearchTree.root_proven() of an action whose value is not proven
 
 
 class TreeCapacityError(ValueError):

@@ -5,6 +5,7 @@
 #     c(s) = log((1 + N(s) + c_base) / c_base) + c_init, N(s) = node visits;
 #     an unvisited child takes Q = V(s) - fpu_reduction (first-play urgency).
 # Without virtual loss the child loop is azero_puct_argmax (_mcts_simd.h).
+# With the solver (_mcts_backup.pxi) a child that is a proven loss for the mover is never chosen.
 # --------------------------------------------------------------------------------------------------
 
 cdef double _puct_c_sqrt_compute(SearchTree self, Py_ssize_t n_parent) noexcept nogil:
@@ -30,8 +31,16 @@ cdef int32_t _choose_puct(SearchTree self, Py_ssize_t b, int32_t node) noexcept 
         return _choose_puct_vl(self, b, node, c_sqrt, fpu)
     # With K = 1 no other descent is ever pending, so the children's in-flight counters (a random
     # access each) are not read at all.
-    return azero_puct_argmax(self.num_actions, self._c_index + row, self._c_visits + row,
-                             self._c_value_sum + row, self._c_prior + row, c_sqrt, fpu)
+    cdef int32_t a = azero_puct_argmax(self.num_actions, self._c_index + row, self._c_visits + row,
+                                       self._c_value_sum + row, self._c_prior + row, c_sqrt, fpu)
+    cdef int32_t child
+    if self.solver and a != NO_ACTION_:
+        child = self._c_index[row + a]
+        if child >= 0 and _proven_loss_move(self, b * self.capacity, node, child):
+            # Rare (a proven loss keeps backing up -1): the scalar loop skips such children, and with
+            # nothing in flight it is the same arithmetic.
+            return _choose_puct_vl(self, b, node, c_sqrt, fpu)
+    return a
 
 
 cdef int32_t _choose_puct_vl(SearchTree self, Py_ssize_t b, int32_t node, double c_sqrt, double fpu) noexcept nogil:
@@ -51,6 +60,8 @@ cdef int32_t _choose_puct_vl(SearchTree self, Py_ssize_t b, int32_t node, double
         n = visits[a]
         w = value_sum[a]
         if child >= 0:
+            if self.solver and _proven_loss_move(self, base, node, child):
+                continue
             flight = self._n_in_flight[base + child]
             n = n + flight
             w = w - flight * self.virtual_loss

@@ -104,6 +104,7 @@ cdef void _reroot(SearchTree self, Py_ssize_t b, int32_t new_root) noexcept nogi
         self._n_raw_score[base + j] = self._n_raw_score[base + i]
         self._n_to_play[base + j] = self._n_to_play[base + i]
         self._n_state[base + j] = self._n_state[base + i]
+        self._n_proven[base + j] = self._n_proven[base + i]
         self._n_in_flight[base + j] = 0
         if i == new_root:
             self._n_parent[base + j] = NO_PARENT_

@@ -43,6 +43,11 @@ cdef int _select_game(SearchTree self, Py_ssize_t b, Py_ssize_t* m) noexcept nog
                 _revert(self, b, node)
                 self.collisions += 1
                 break
+            if self.solver and self._n_proven[base + node] != UNPROVEN_:
+                _backup_proven(self, b, node)
+                self._sims_done[b] += 1
+                self.terminal_visits += 1
+                break
             if node == ROOT_ and self.gumbel:
                 a = _choose_gumbel_root(self, b)
             elif self.gumbel:

@@ -71,6 +71,12 @@ class SearchConfig:
     0 turns it off."""
     score_scale: float = 0.5
     """Score utility: points of score difference per unit of atan's argument, per sqrt(board area)."""
+    solver: bool = False
+    """PUCT: MCTS-Solver (Winands, Bjornsson & Saito 2008). Exact outcomes of terminal positions are
+    proven up the tree (a node is won once one move wins, lost or drawn once every move is proven),
+    a descent into a proven node backs up its proven value, PUCT never picks a proven loss, and the
+    move played is a proven win when there is one and never a proven loss when there is an
+    alternative. The policy target stays the visit distribution."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -100,6 +106,8 @@ class SearchConfig:
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
             (self.score_utility >= 0, f"score_utility must be >= 0, got {self.score_utility}"),
             (self.score_scale > 0, f"score_scale must be > 0, got {self.score_scale}"),
+            (not (self.solver and self.algorithm == "gumbel"),
+             "solver=True needs algorithm='puct' (the Gumbel root's schedule would spend visits on proven moves)"),
             (not (self.tree_reuse and self.algorithm == "gumbel"),
              "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),
         ]

@@ -39,7 +39,7 @@ from azero.search.config import SearchConfig
 from azero.search.evaluators import check_output, check_scores
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
-from azero.search.result import SearchResult, most_visited, sample_by_visits, visit_policy
+from azero.search.result import SearchResult, most_visited, proven_weights, sample_by_visits, visit_policy
 
 __all__ = ["MCTS", "SearchResult", "TreeCapacityError", "EvaluatorOutputError"]
 
@@ -74,7 +74,7 @@ class MCTS:
             virtual_loss=config.virtual_loss, c_visit=config.gumbel_c_visit, c_scale=config.gumbel_c_scale,
             rescale_q=config.gumbel_rescale_q, gumbel_table=table,
             score_lambda=config.score_utility if self._scored else 0.0,
-            score_div=config.score_scale * np.sqrt(area))
+            score_div=config.score_scale * np.sqrt(area), solver=config.solver)
         self._rng = np.random.default_rng(config.seed)
         self._needs_states = bool(getattr(evaluator, "needs_states", False))
         # Evaluators that ignore observations (uniform, rollouts) say so; encoding is then skipped.
@@ -427,7 +427,8 @@ class MCTS:
         if self._gumbel:
             (policy, action), weights = tree.gumbel_result(), None
         else:
-            policy, action, weights = visit_policy(visits), most_visited(visits), visits
+            weights = proven_weights(visits, tree.root_proven(), tree.root_prior()) if self.config.solver else visits
+            policy, action = visit_policy(visits), most_visited(weights)
         result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
                               value=tree.root_value(), action=action, simulations=tree.sims_done.copy(),
                               score=tree.root_score() if self._scored else None, action_weights=weights)

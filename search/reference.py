@@ -31,9 +31,10 @@ from azero.search.config import SearchConfig
 from azero.search.evaluators import check_output
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
-from azero.search.result import SearchResult, most_visited, visit_policy
+from azero.search.result import SearchResult, most_visited, proven_weights, visit_policy
 
 PENDING, EXPANDED, TERMINAL = "pending", "expanded", "terminal"
+UNPROVEN, PROVEN_LOSS, PROVEN_DRAW, PROVEN_WIN = 0, 1, 2, 3  # the tree's node_proven codes (value = code - 2)
 LOW_LOGIT = -1e9
 RESCALE_EPS = 1e-8
 
@@ -56,6 +57,7 @@ class Node:
         self.children: dict[int, Node] = {}
         self.noised = False           # root only: Dirichlet noise already mixed into priors
         self.root_score: list[float] = []  # root only (Gumbel): g(a) + logit(a)
+        self.proven = UNPROVEN        # or PROVEN_LOSS / DRAW / WIN for the player to move (MCTS-Solver)
 
     def legal_actions(self) -> list[int]:
         return [a for a, ok in enumerate(self.legal) if ok]
@@ -142,6 +144,9 @@ class ReferenceMCTS:
             if node.state == PENDING:
                 self._revert(node)
                 return "collision"
+            if self.config.solver and node.proven != UNPROVEN:
+                self._backup(node, float(node.proven - PROVEN_DRAW))
+                return "terminal"
             if self.gumbel and node is root:
                 a = self._choose_gumbel_root(node)
             elif self.gumbel:
@@ -195,7 +200,30 @@ class ReferenceMCTS:
             if node is not root:
                 simulations += 1
             self._backup(node, node.raw_value)
+            if terminal[i]:
+                node.proven = PROVEN_WIN if node.raw_value > 0 else PROVEN_LOSS if node.raw_value < 0 else PROVEN_DRAW
+                if self.config.solver:
+                    self._prove_up(node)
         return simulations
+
+    @staticmethod
+    def _value_for(node: Node, child: Node) -> int:
+        """The proven value of moving from node to child, from node's player's view."""
+        v = child.proven - PROVEN_DRAW
+        return -v if child.to_play != node.to_play else v
+
+    def _prove_up(self, node: Node) -> None:
+        """MCTS-Solver: a node is won once some move wins, decided once every move is proven."""
+        while node.parent is not None and node.parent.proven == UNPROVEN:
+            parent = node.parent
+            values = [self._value_for(parent, c) if (c := parent.children.get(a)) is not None
+                      and c.proven != UNPROVEN else None for a in parent.legal_actions()]
+            known = [v for v in values if v is not None]
+            best = max(known, default=-2)
+            if best < 1 and len(known) < len(values):
+                return
+            parent.proven = best + PROVEN_DRAW
+            node = parent
 
     @staticmethod
     def _expand(node: Node, priors: np.ndarray, legal: np.ndarray) -> None:
@@ -256,6 +284,9 @@ class ReferenceMCTS:
         fpu = node.value_sum / node.visits - cfg.fpu_reduction
         best, best_a = -math.inf, NO_ACTION
         for a in node.legal_actions():
+            child = node.children.get(a)
+            if cfg.solver and child is not None and child.proven != UNPROVEN and self._value_for(node, child) == -1:
+                continue  # a proven loss for the mover
             n, w = node.edge(a, cfg.virtual_loss)
             q = w / n if n > 0 else fpu
             score = q + c_sqrt * node.priors[a] / (1 + n)
@@ -368,10 +399,21 @@ class ReferenceMCTS:
                 for a in root.legal_actions():
                     if ns[a] == max_n and root.root_score[a] + s[a] > best:
                         best, action[b] = root.root_score[a] + s[a], a
+        weights = None
         if not self.gumbel:
-            policy, action = visit_policy(visits), most_visited(visits)
+            weights = proven_weights(visits, self.root_proven(), prior) if self.config.solver else visits
+            policy, action = visit_policy(visits), most_visited(weights)
         return SearchResult(visits=visits, policy=policy, q=q, prior=prior, value=value, action=action,
-                            simulations=done.astype(np.int32), action_weights=None if self.gumbel else visits)
+                            simulations=done.astype(np.int32), action_weights=weights)
+
+    def root_proven(self) -> np.ndarray:
+        """int8 [B, A]: proven values of the root actions, root player's view (-128: not proven)."""
+        out = np.full((self.batch_size, self.spec.num_actions), -128, np.int8)
+        for b, root in enumerate(self.roots):
+            for a, child in root.children.items():
+                if child.proven != UNPROVEN:
+                    out[b, a] = self._value_for(root, child)
+        return out
 
     def advance(self, actions: np.ndarray) -> None:
         """Tree reuse: the played child becomes the root, keeping its subtree."""

@@ -66,6 +66,30 @@ def most_visited(visits: np.ndarray) -> np.ndarray:
     return action
 
 
+def proven_weights(visits: np.ndarray, proven: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """int32 [B, A]: the visits a move is chosen from when root actions have proven values
+    (SearchConfig.solver): only the proven wins where there is one; else the visits with the proven
+    losses zeroed; where that leaves nothing, the legal move (prior > 0) of highest prior that is not
+    a proven loss, with weight 1; where every legal move is a proven loss, the visits as they are.
+    proven [B, A]: +1 / 0 / -1 from the root player's view, anything else for not proven."""
+    weights = visits.copy()
+    win = proven == 1
+    winning = win.any(axis=1)
+    weights[winning] = np.where(win[winning], visits[winning], 0)
+    loss = proven == -1
+    legal = (prior > 0) | (visits > 0)
+    rest = ~winning & (legal & ~loss).any(axis=1)
+    weights[rest] = np.where(loss[rest], 0, visits[rest])
+    # No visited move survives: the most likely move not proven lost (the search ran out right after
+    # proving the visited ones; PUCT would have gone there next).
+    empty = rest & (weights.max(axis=1) <= 0)
+    open_prior = np.where(loss | ~legal, -1.0, prior)
+    for b in np.flatnonzero(empty & (open_prior.max(axis=1) > 0)):
+        weights[b] = 0
+        weights[b, int(np.argmax(open_prior[b]))] = 1
+    return weights
+
+
 def sample_by_visits(visits: np.ndarray, temperature: float, rng: np.random.Generator) -> np.ndarray:
     """int32 [B]: action b drawn with probability proportional to visits[b]^(1/temperature).
 
