@@ -231,7 +231,7 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     run_c4_accuracy(checkpoint=args.checkpoint, simulations=parse_budgets(args.sims) if args.sims.strip() else [],
                     positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm, out=args.out,
                     cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers, device=args.device,
-                    threads=args.threads, precision=args.precision, backend=args.backend)
+                    threads=args.threads, precision=args.precision, backend=args.backend, solver=args.solver)
     return 0
 
 
@@ -484,6 +484,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
     p.add_argument("--no-cache", action="store_true", help="solve the test sets afresh and do not store them")
     p.add_argument("--workers", type=int, help="solver threads (default: one per CPU core)")
+    p.add_argument("--solver", action="store_true", help="the searches prove outcomes up the tree (MCTS-Solver, "
+                   "search.solver; PUCT only)")
     add_device(p)
     add_threads(p)
     p.set_defaults(func=cmd_c4_accuracy)

@@ -394,12 +394,13 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
                     cache_dir: str | os.PathLike | None = None, cache: bool = True, workers: int | None = None,
                     batch: int = 64,
                     device: str = "auto", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
-                    extra_agents: Sequence[Player] = (),
+                    extra_agents: Sequence[Player] = (), solver: bool = False,
                     stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     """Build (or load) the test sets, evaluate the agents, print the table, write JSON to `out`.
 
     Agents: random; with a network the raw network and network + search at each budget, without one
-    search on a uniform evaluator (priors uniform, value 0); then `extra_agents`. `checkpoint` follows
+    search on a uniform evaluator (priors uniform, value 0); then `extra_agents`. `solver`: the searches
+    use MCTS-Solver (SearchConfig.solver). `checkpoint` follows
     --checkpoint's convention (agents/checkpoints.py): None is the shipped network, 'none' no network.
     Test sets are cached in cache_dir (None: default_cache_dir()) unless cache is False; `workers`
     solver threads build missing ones (None: one per CPU core).
@@ -444,8 +445,9 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
         log("no network: searching with a uniform evaluator (priors uniform, value 0)")
         prefix = "uniform+"
     for s in sims:
-        cfg = play_config(s, algorithm=algorithm, seed=seed)
-        agents.append(MctsPlayer(game.spec, evaluator, cfg, name=f"{prefix}{algorithm}@{s}"))
+        cfg = play_config(s, algorithm=algorithm, seed=seed, solver=solver)
+        name = f"{prefix}{algorithm}{'+solver' if solver else ''}@{s}"
+        agents.append(MctsPlayer(game.spec, evaluator, cfg, name=name))
     agents.extend(extra_agents)
 
     records = evaluate_agents(agents, test_sets, batch=batch, log=log)
@@ -454,7 +456,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     expected["all"] = float(every.mean()) if every.size else None
     doc = {
         "format": REPORT_FORMAT, "seed": seed, "depths": depths, "positions_per_depth": positions,
-        "checkpoint": None if path is None else str(path), "algorithm": algorithm, "simulations": sims,
+        "checkpoint": None if path is None else str(path), "algorithm": algorithm, "solver": solver, "simulations": sims,
         "test_sets": {str(ts.depth): {"positions": len(ts), "wins": int((ts.value == 1).sum()),
                                       "draws": int((ts.value == 0).sum()), "candidates": ts.candidates,
                                       "exhausted": ts.exhausted, "cache": cache_files[str(ts.depth)]}

@@ -25,6 +25,7 @@ def test_parse_every_form():
     cfg = s.search_config(seed=3)
     assert (cfg.algorithm, cfg.gumbel_num_considered, cfg.c_init, cfg.seed, cfg.simulations) == ("gumbel", 8, 1.5, 3, 32)
     assert cfg.dirichlet_weight == 0.0  # evaluation play: no root noise
+    assert parse_player_spec("mcts:runs/x@800:solver=true").search_config().solver is True
     s = parse_player_spec("mcts:a@b/ckpt@16")  # the LAST '@' separates the budget
     assert s.checkpoint == "a@b/ckpt" and s.simulations == 16
     s = parse_player_spec("raw:runs/x")

@@ -118,6 +118,9 @@ def test_run_without_checkpoint_searches_a_uniform_evaluator(tmp_path):
                           extra_agents=[SolverPlayer()], stdout=out, stderr=err)
     names = [r["name"] for r in doc["agents"]]
     assert names == ["random", "uniform+puct@64", "solver"]
+    proving = run_c4_accuracy(checkpoint="none", simulations=[64], positions=6, depths=[20], seed=2,
+                              cache_dir=tmp_path, solver=True, stdout=io.StringIO(), stderr=io.StringIO())
+    assert [r["name"] for r in proving["agents"]] == ["random", "uniform+puct+solver@64"] and proving["solver"]
     assert doc["agents"][2]["overall"]["accuracy"] == 1.0
     assert "uniform evaluator" in err.getvalue()
     assert "uniform+puct@64" in out.getvalue() and "solver" in out.getvalue()
