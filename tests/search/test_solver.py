@@ -43,14 +43,18 @@ def roots_of(game, cases):
     return roots
 
 
-def test_solver_proves_every_move_and_plays_a_best_one(tictactoe):
+def search(game, roots, *, evaluator_seed: int, **config):
+    """(the MCTS, its result) on `roots` with a FakeEvaluator: priors and values are noise."""
+    ev = FakeEvaluator(game.spec.obs_shape, game.spec.num_actions, seed=evaluator_seed)
+    mcts = MCTS(game.spec, ev, SearchConfig(dirichlet_weight=0.0, **config), batch_size=len(roots))
+    return mcts, mcts.run(roots)
+
+
+def test_solver_proofs_are_exact_and_a_proven_root_is_played_perfectly(tictactoe):
     cases, move_values = late_cases(4)
     assert len(cases) > 300
     roots = roots_of(tictactoe, cases)
-    ev = FakeEvaluator(tictactoe.spec.obs_shape, tictactoe.spec.num_actions, seed=3)
-    solved = MCTS(tictactoe.spec, ev, SearchConfig(simulations=1500, solver=True, dirichlet_weight=0.0, seed=1),
-                  batch_size=len(cases))
-    result = solved.run(roots)
+    solved, result = search(tictactoe, roots, evaluator_seed=3, simulations=1500, solver=True, seed=1)
     proven = solved.tree.root_proven()
     for i, values in enumerate(move_values):
         for move in range(9):
@@ -66,8 +70,7 @@ def test_solver_proves_every_move_and_plays_a_best_one(tictactoe):
     assert (result.simulations == 1500).all()  # descents into proven nodes still count
 
     # The same budget without the solver follows the noisy values into losing moves more often.
-    plain = MCTS(tictactoe.spec, ev, SearchConfig(simulations=1500, dirichlet_weight=0.0, seed=1),
-                 batch_size=len(cases)).run(roots)
+    _, plain = search(tictactoe, roots, evaluator_seed=3, simulations=1500, seed=1)
     plain_right = np.array([plain.action[i] in cases[i][1] for i in range(len(cases))])
     assert plain_right.sum() < right.sum()
 
@@ -75,12 +78,9 @@ def test_solver_proves_every_move_and_plays_a_best_one(tictactoe):
 def test_a_proven_loss_is_never_played_while_another_move_is_open(tictactoe):
     cases, move_values = late_cases(5)
     roots = roots_of(tictactoe, cases)
-    ev = FakeEvaluator(tictactoe.spec.obs_shape, tictactoe.spec.num_actions, seed=8)
     # Too few simulations to prove everything: whatever is proven lost must still be avoided.
-    search = MCTS(tictactoe.spec, ev, SearchConfig(simulations=12, solver=True, dirichlet_weight=0.0, seed=2),
-                  batch_size=len(cases))
-    result = search.run(roots)
-    proven = search.tree.root_proven()
+    mcts, result = search(tictactoe, roots, evaluator_seed=8, simulations=12, solver=True, seed=2)
+    proven = mcts.tree.root_proven()
     legal = roots.legal_mask()
     checked = 0
     for i in range(len(cases)):
@@ -116,13 +116,11 @@ def test_cython_matches_reference_with_the_solver(name, plies, sims, k):
 def test_tree_reuse_keeps_proofs(tictactoe):
     cases, move_values = late_cases(4)
     roots = roots_of(tictactoe, cases[:50])
-    ev = FakeEvaluator(tictactoe.spec.obs_shape, tictactoe.spec.num_actions, seed=3)
-    search = MCTS(tictactoe.spec, ev, SearchConfig(simulations=600, solver=True, tree_reuse=True, max_nodes=1300,
-                                                    dirichlet_weight=0.0), batch_size=50)
-    result = search.run(roots)
-    code_of_child = search.tree.node_proven[np.arange(50), search.tree.child_index[np.arange(50), 0, result.action]]
-    search.advance(result.action)
-    assert (search.tree.node_proven[:, 0] == code_of_child).all() and (code_of_child != UNPROVEN).sum() > 40
+    mcts, result = search(tictactoe, roots, evaluator_seed=3, simulations=600, solver=True, tree_reuse=True,
+                          max_nodes=1300)
+    code_of_child = mcts.tree.node_proven[np.arange(50), mcts.tree.child_index[np.arange(50), 0, result.action]]
+    mcts.advance(result.action)
+    assert (mcts.tree.node_proven[:, 0] == code_of_child).all() and (code_of_child != UNPROVEN).sum() > 40
 
 
 def test_proven_weights():
