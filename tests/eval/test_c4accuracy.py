@@ -195,3 +195,17 @@ def test_a_larger_set_extends_a_smaller_cached_one(tmp_path, monkeypatch):
     monkeypatch.undo()
     fresh = c4accuracy.build_test_set(5, 20, 6)
     assert fresh.moves == big.moves and fresh.candidates == big.candidates and (fresh.keeps == big.keeps).all()
+
+
+def test_the_shipped_test_sets_are_complete_and_right():
+    from azero.games.c4solver import thread_solver
+
+    for depth in (8, 12, 16, 20):
+        ts, path = load_test_set(0, depth, 1000, cache_dir=None)
+        assert path.parent == c4accuracy.SHIPPED_DIR and len(ts) == 1000 and ts.candidates > 1000
+        assert all(len(m) == depth for m in ts.moves)
+    # The deepest set is cheap to solve again: its first positions agree with the solver.
+    ts, _ = load_test_set(0, 20, 12, cache_dir=None)
+    for moves, value, keeps in zip(ts.moves, ts.value, ts.keeps):
+        solved_value, solved_keeps = thread_solver().optimal_moves(moves)
+        assert solved_value == value and (solved_keeps == keeps).all()
