@@ -259,13 +259,25 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
         from azero.llm.evaluation import run_protocol
 
         cfg = dataclasses.replace(cfg, problem_seed=args.seed)
-        doc = run_protocol(model, task, cfg, args.seeds, log=log)
+        doc = run_protocol(model, task, cfg, args.seeds, log=log, parts=out_dir / "parts",
+                           model_id=_model_id(args))
     else:
         doc = run_compare(model, task, cfg, log=log)
     print(format_table(doc))
     json_path, png_path = write_outputs(doc, out_dir)
     print(f"wrote {json_path} and {png_path}")
     return 0
+
+
+def _model_id(args: argparse.Namespace) -> str:
+    """The model and value head files with their sizes and modification times: what a resumed protocol
+    checks its saved parts against."""
+    names = [args.hf_model or args.ckpt or f"runs/llm/{args.task or 'countdown'}.safetensors", args.value_head]
+    out = []
+    for name in filter(None, names):
+        path = Path(name)
+        out.append(f"{name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" if path.is_file() else name)
+    return "|".join(out)
 
 
 HF_MODEL_HELP = ("a local HuggingFace causal LM instead of --ckpt: a save_pretrained folder, a .gguf file, or "

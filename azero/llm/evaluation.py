@@ -9,6 +9,11 @@ interval is a two-stage bootstrap: problems are resampled with replacement, then
 replacement, and the mean of the resampled (seed, problem) results taken, 2,000 times
 (percentile interval). Problems and seeds are both sources of the spread it shows.
 
+With `parts` (a folder; `azero llm compare --seeds` uses <out>/parts) every seed's methods are
+run in groups (greedy with the sample-pool methods, then each other method alone) and each group's
+result is written there as it finishes, so a protocol of hours that is stopped resumes at the
+group it was in. A part is reused only if it was run with the same task, problems and budgets.
+
 Difficulty, as in search-and-learn's compute-optimal analysis: a problem's difficulty is the
 model's own sampled pass@1 on it (the sample pool's success rate, averaged over seeds), and the
 problems are split into 5 equal-count bins, 1 the hardest. Every point gets its accuracy per bin.
@@ -17,11 +22,13 @@ problems are split into 5 equal-count bins, 1 the hardest. Every point gets its 
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-from azero.llm.compare import CompareConfig, run_compare
+from azero.llm.compare import SEARCH_METHODS, CompareConfig, run_compare
 
 BINS = 5
 BOOTSTRAP = 2000
@@ -92,17 +99,71 @@ def merge_seeds(docs: Sequence[dict], seeds: Sequence[int]) -> dict:
     return doc
 
 
+POOL_METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle")
+"""Methods that share one run: greedy and everything read off the one sample pool."""
+
+
+def method_groups(methods: Sequence[str]) -> list[tuple[str, ...]]:
+    """`methods` split into the groups run_protocol runs and saves one at a time."""
+    pool = tuple(m for m in methods if m in POOL_METHODS)
+    return ([pool] if pool else []) + [(m,) for m in methods if m not in POOL_METHODS]
+
+
+def _part_key(task, cfg: CompareConfig, seed: int, model_id: str) -> dict:
+    """What a saved part must match to be reused: everything that changes its numbers but the methods."""
+    key = dataclasses.asdict(dataclasses.replace(cfg, seed=seed, methods=(), kv_check=False))
+    key["task"] = task.name
+    key["model"] = model_id
+    return json.loads(json.dumps(key))  # tuples as lists, as they come back from disk
+
+
+def _merge_groups(docs: Sequence[dict]) -> dict:
+    """One run_compare document from the documents of its method groups (same seed and problems)."""
+    doc = dict(docs[0])
+    doc["methods"] = {}
+    for d in docs:
+        doc["methods"].update(d["methods"])
+        for k in ("pass_rate", "kv_reuse"):
+            if k in d:
+                doc[k] = d[k]
+    return doc
+
+
 def run_protocol(model, task, cfg: CompareConfig, seeds: Sequence[int], *,
-                 log: Callable[[str], None] = print) -> dict:
-    """run_compare under every seed on the same problems, merged (module docstring)."""
+                 log: Callable[[str], None] = print, parts: Path | None = None, model_id: str = "") -> dict:
+    """run_compare under every seed on the same problems, merged (module docstring). `model_id` names
+    the model (and value head) in the saved parts' key, so another model's parts are not reused."""
     seeds = list(dict.fromkeys(int(s) for s in seeds))
     if not seeds:
         raise ValueError("run_protocol: give at least one seed")
     problem_seed = cfg.problem_seed if cfg.problem_seed is not None else seeds[0]
+    if parts is not None:
+        parts = Path(parts)
+        parts.mkdir(parents=True, exist_ok=True)
     docs = []
     for k, s in enumerate(seeds):
         log(f"[protocol] seed {s} ({k + 1}/{len(seeds)}), problems of seed {problem_seed}")
-        run = dataclasses.replace(cfg, seed=s, problem_seed=problem_seed,
-                                  kv_check=cfg.kv_check and k == 0)  # the reuse check once is enough
-        docs.append(run_compare(model, task, run, log=log))
+        run = dataclasses.replace(cfg, seed=s, problem_seed=problem_seed)
+        groups = method_groups(cfg.methods) if parts is not None else [tuple(cfg.methods)]
+        # the KV reuse check once is enough: with the first seed's first group holding a search
+        check_group = next((g for g in groups if any(m in SEARCH_METHODS for m in g)), None)
+        key = _part_key(task, run, s, model_id)
+        group_docs = []
+        for group in groups:
+            path = parts / f"seed{s}-{'+'.join(group)}.json" if parts is not None else None
+            if path is not None and path.exists():
+                saved = json.loads(path.read_text())
+                if saved.get("key") == key:
+                    log(f"[protocol] seed {s}: {', '.join(group)} done before ({path.name})")
+                    group_docs.append(saved["doc"])
+                    continue
+                log(f"[protocol] {path.name} was run with other settings: running it again")
+            doc = run_compare(model, task, dataclasses.replace(
+                run, methods=group, kv_check=cfg.kv_check and k == 0 and group == check_group), log=log)
+            if path is not None:
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps({"key": key, "doc": doc}))
+                tmp.replace(path)  # a stop mid-write never leaves a truncated part
+            group_docs.append(doc)
+        docs.append(_merge_groups(group_docs))
     return merge_seeds(docs, seeds)

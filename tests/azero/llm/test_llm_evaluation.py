@@ -64,6 +64,20 @@ def test_compare_with_seeds_runs_the_protocol(tmp_path, capsys):
             assert len(p["seed_accuracy"]) == 3 and len(p["rewards"]) == 10 and len(p["by_bin"]) == 5
             assert p["ci"][0] <= p["accuracy"] <= p["ci"][1]
     text = capsys.readouterr().out
+    # Each seed's method groups were saved as they finished: a rerun reuses them all, and a lost part
+    # (a stop mid-protocol) is the only work run again.
+    parts = sorted(p.name for p in (out / "parts").iterdir())
+    assert parts == [f"seed{s}-{g}.json" for s in (0, 1, 2) for g in ("greedy+sample+bon-weighted", "gumbel-step")]
+    (out / "parts" / "seed1-gumbel-step.json").unlink()
+    assert llm_main(["compare", "--ckpt", str(ckpt), "--budgets", "32,64", "--problems", "10", "--batch", "5",
+                     "--methods", "greedy,sample,bon-weighted,gumbel-step", "--seeds", "0,1,2", "--no-kv-check",
+                     "--out", str(out)]) == 0
+    log = (out / "compare.log").read_text()
+    assert log.count("done before") == 5 and "seed 1: gumbel-step done before" not in log
+    again = json.loads((out / "compare.json").read_text())
+    for name in ("bon-weighted", "gumbel-step"):
+        assert [p["rewards"] for p in again["methods"][name]["points"]] == \
+            [p["rewards"] for p in doc["methods"][name]["points"]]
     assert "difficulty bin" in text and "bootstrap over problems and seeds" in text
     for bad in (["--seeds", "0,-1"], ["--budgets", "0,64"]):
         with pytest.raises(SystemExit) as e:
