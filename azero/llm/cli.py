@@ -270,13 +270,21 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
 
 
 def _model_id(args: argparse.Namespace) -> str:
-    """The model and value head files with their sizes and modification times: what a resumed protocol
-    checks its saved parts against."""
+    """The model and value head files by content (a shipped checkpoint resumes from its shipped
+    parts on another machine): what a resumed protocol checks its saved parts against."""
+    import hashlib
+
     names = [args.hf_model or args.ckpt or f"runs/llm/{args.task or 'countdown'}.safetensors", args.value_head]
     out = []
     for name in filter(None, names):
         path = Path(name)
-        out.append(f"{name}:{path.stat().st_size}:{path.stat().st_mtime_ns}" if path.is_file() else name)
+        if path.is_file():
+            digest = hashlib.sha256()
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            name = f"{path.name}:{digest.hexdigest()[:16]}"
+        out.append(name)
     return "|".join(out)
 
 

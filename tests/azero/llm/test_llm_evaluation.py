@@ -78,6 +78,15 @@ def test_compare_with_seeds_runs_the_protocol(tmp_path, capsys):
     for name in ("bon-weighted", "gumbel-step"):
         assert [p["rewards"] for p in again["methods"][name]["points"]] == \
             [p["rewards"] for p in doc["methods"][name]["points"]]
+    # Another model in the same file: no saved part is reused.
+    assert llm_main(["train", "--task", "sum3", "--out", str(ckpt), "--steps", "3", "--batch", "8", "--d-model", "32",
+                     "--layers", "1", "--heads", "2", "--value-problems", "4", "--rollouts", "2", "--value-steps", "2",
+                     "--eval-problems", "4", "--eval-every", "0", "--threads", "1", "--seed", "1"]) == 0
+    assert llm_main(["compare", "--ckpt", str(ckpt), "--budgets", "32,64", "--problems", "10", "--batch", "5",
+                     "--methods", "greedy,sample,bon-weighted,gumbel-step", "--seeds", "0,1,2", "--no-kv-check",
+                     "--out", str(out)]) == 0
+    log = (out / "compare.log").read_text()
+    assert log.count("done before") == 5 and log.count("was run with other settings") == 6
     assert "difficulty bin" in text and "bootstrap over problems and seeds" in text
     for bad in (["--seeds", "0,-1"], ["--budgets", "0,64"]):
         with pytest.raises(SystemExit) as e:
