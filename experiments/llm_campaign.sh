@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 20's measurements, one after another, each resumable (a finished step is skipped):
-#   1. TinyGPT checkpoints for countdown3 and game24 (`azero llm train`, tens of minutes each);
+#   1. TinyGPT checkpoints for countdown3 and game24 (`azero llm train`, 5 and 9 minutes here),
+#      (shipped in docs/llm: this step copies them rather than training again);
 #   2. the protocol on both: 500 test problems, seeds 0,1,2, budgets 64..4096, every baseline and
 #      the tree searches (`azero llm compare --seeds`);
 #   3. expert iteration on countdown3: 2 rounds of search -> distil -> retrain (`azero llm iterate`);
@@ -15,11 +16,16 @@ mkdir -p "$OUT"
 want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 if want train; then
   for task in countdown game24; do
+    # the checkpoints this step trained on 2026-12-03 are shipped: a new machine resumes from them
+    [ -f "$OUT/$task.safetensors" ] || cp docs/llm/$task.safetensors "$OUT/" 2>/dev/null
     [ -f "$OUT/$task.safetensors" ] || nice "$AZERO" llm train --task $task --out "$OUT/$task.safetensors" --threads $T
   done
 fi
 if want protocol; then
   for task in countdown game24; do
+    # finished method groups of an earlier machine's protocol are shipped in docs/llm (resumed from)
+    [ -d "$OUT/protocol-$task/parts" ] || [ ! -d docs/llm/protocol-$task/parts ] || \
+      { mkdir -p "$OUT/protocol-$task" && cp -r docs/llm/protocol-$task/parts "$OUT/protocol-$task/"; }
     [ -f "$OUT/protocol-$task/compare.json" ] || nice "$AZERO" llm compare --ckpt "$OUT/$task.safetensors" \
       --problems 500 --seeds 0,1,2 --budgets 64,128,256,512,1024,2048,4096 --threads $T \
       --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,dvts,gumbel-token,puct-step,gumbel-step \
