@@ -28,7 +28,7 @@ if want protocol; then
       { mkdir -p "$OUT/protocol-$task" && cp -r docs/llm/protocol-$task/parts "$OUT/protocol-$task/"; }
     [ -f "$OUT/protocol-$task/compare.json" ] || nice "$AZERO" llm compare --ckpt "$OUT/$task.safetensors" \
       --problems 500 --seeds 0,1,2 --budgets 64,128,256,512,1024,2048,4096 --threads $T \
-      --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,dvts,gumbel-token,puct-step,gumbel-step \
+      --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,step-beam-weighted,dvts,dvts-weighted,gumbel-token,puct-step,gumbel-step \
       --out "$OUT/protocol-$task"
   done
 fi

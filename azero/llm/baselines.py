@@ -1,6 +1,8 @@
 """Decoding baselines at a generated-token budget: greedy, sampling (pass@1), best-of-N selected by
 the value head, by majority vote or by value-weighted vote, oracle pass@N, token beam search, and
-the step-level searches the field compares with: a step beam ranked by the value head, and DVTS.
+the step-level searches the field compares with: a step beam ranked by the value head, and DVTS,
+each answering with its best answer by value or by a value-weighted vote over its answers, with the
+step values aggregated by the last, the lowest or their product.
 
 Sampling-based methods share one pool of i.i.d. samples per problem (`SamplePool`): the method at
 budget G uses the first N_G samples, N_G the largest n whose token lengths sum to at most G
@@ -171,65 +173,129 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
 
 
 
+STEP_AGGREGATES = ("last", "min", "prod")
+"""How a step search scores an answer from its step values (search-and-learn's PRM aggregations): the
+value after the last step, the lowest along the way, or their product."""
+
+Final = tuple[list[int], list[float]]
+"""A step search's answer: its tokens and the value head's P(correct) after each of its steps."""
+
+
+def aggregate_steps(values: Sequence[float], how: str = "last") -> float:
+    """One score from an answer's step values (STEP_AGGREGATES)."""
+    if how not in STEP_AGGREGATES:
+        raise ValueError(f"unknown step aggregation {how!r}; choose from {STEP_AGGREGATES}")
+    if not values:
+        return -1.0
+    if how == "last":
+        return float(values[-1])
+    return float(min(values)) if how == "min" else float(np.prod(values))
+
+
+def choose_answer(task: Task, problem: Problem, vocab, finals: Sequence[Final], *, select: str = "value",
+                  aggregate: str = "last") -> list[int]:
+    """A step search's answer among its finished ones: the best by aggregated step value ('value'),
+    or the value-weighted vote over their answer keys ('weighted', ties: earliest; answers without
+    a key do not vote, and with no key at all the best by value is taken)."""
+    if not finals:
+        return []
+    scores = [aggregate_steps(v, aggregate) for _, v in finals]
+    if select == "weighted":
+        counts: dict[str, float] = {}
+        first: dict[str, int] = {}
+        for j, (toks, _) in enumerate(finals):
+            key = task.answer_key(problem, vocab.text(toks))
+            if key:
+                counts[key] = counts.get(key, 0.0) + max(scores[j], 0.0)
+                first.setdefault(key, j)
+        if counts:
+            return finals[first[max(counts, key=lambda k: (counts[k], -first[k]))]][0]
+    elif select != "value":
+        raise ValueError(f"unknown selection {select!r}; choose 'value' or 'weighted'")
+    return finals[int(np.argmax(scores))][0]
+
+
 def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int,
-                 temperature: float, rng: np.random.Generator) -> list[tuple[list[int], float]]:
+                 temperature: float, rng: np.random.Generator) -> list[list[Final]]:
     """Step-level beam search ranked by the value head (search-and-learn's beam search with a PRM).
 
-    Each problem keeps up to `width` partial answers. A round samples `expand` next steps (one line
+    Each problem keeps `width` live partial answers. A round samples `expand` next steps (one line
     each, through generate(stop_at_newline)) from every live beam, scores every candidate by the
     value head's P(correct) after its step, sets finished answers aside and keeps the `width` best
-    live candidates (identical ones once). The search of a problem ends when `width` answers are
-    finished or nothing is live; returns each problem's best finished answer by value (the best
-    live one when none finished) with its value."""
+    live candidates. As in search-and-learn, identical candidates are not merged and the live beams
+    are refilled to `width` by repeating the best ones when fewer survive: a confident model's beams
+    then differ only later, and the search spends its budget (merging them let it stop after a few
+    hundred tokens whatever the width). The search of a problem ends when `width` answers are
+    finished or nothing is live. Returns each problem's finished answers with their step values
+    (the best live one when none finished)."""
     prompts = prompts_of(engine, task, problems)
     roots = engine.extend(prompts, [len(p) for p in prompts])
-    live = [[([], int(roots[i]))] for i in range(len(problems))]
-    finished: list[list[tuple[list[int], float]]] = [[] for _ in problems]
-    best_live: list[tuple[list[int], float]] = [([], -1.0) for _ in problems]
+    live = [[([], int(roots[i]), [])] * width for i in range(len(problems))]
+    finished: list[list[Final]] = [[] for _ in problems]
+    best_live: list[Final] = [([], []) for _ in problems]
     while any(live):
-        rows = [(i, toks, node) for i, beams in enumerate(live) for toks, node in beams for _ in range(expand)]
-        gen = generate(engine, task, [prompts[i] + toks for i, toks, _ in rows], [len(prompts[i]) for i, _, _ in rows],
-                       temperature=temperature, rng=rng, stop_at_newline=True,
-                       starts=np.array([node for _, _, node in rows], np.int64))
+        rows = [(i, toks, node, vals) for i, beams in enumerate(live) for toks, node, vals in beams
+                for _ in range(expand)]
+        gen = generate(engine, task, [prompts[i] + toks for i, toks, _, _ in rows],
+                       [len(prompts[i]) for i, _, _, _ in rows], temperature=temperature, rng=rng,
+                       stop_at_newline=True, starts=np.array([node for _, _, node, _ in rows], np.int64))
         values = engine.values(gen.nodes)
-        candidates: list[dict] = [{} for _ in problems]
-        for j, (i, toks, _) in enumerate(rows):
-            new = toks + gen.tokens[j]
+        candidates: list[list[tuple[list[int], int, list[float]]]] = [[] for _ in problems]
+        for j, (i, toks, _, vals) in enumerate(rows):
+            new, new_vals = toks + gen.tokens[j], vals + [float(values[j])]
             if gen.done[j]:
-                if all(new != f[0] for f in finished[i]):
-                    finished[i].append((new, float(values[j])))
+                finished[i].append((new, new_vals))
             else:
-                candidates[i].setdefault(tuple(new), (float(values[j]), int(gen.nodes[j])))
+                candidates[i].append((new, int(gen.nodes[j]), new_vals))
         live = [[] for _ in problems]
         for i, cands in enumerate(candidates):
             if len(finished[i]) >= width or not cands:
                 continue
-            ranked = sorted(cands.items(), key=lambda kv: -kv[1][0])[:width]
-            live[i] = [(list(toks), node) for toks, (_, node) in ranked]
-            if ranked[0][1][0] > best_live[i][1]:
-                best_live[i] = (list(ranked[0][0]), ranked[0][1][0])
-    return [max(f, key=lambda x: x[1]) if f else best_live[i] for i, f in enumerate(finished)]
+            # ranked by the newest step's value; stable, so a seeded run repeats
+            ranked = sorted(cands, key=lambda c: -c[2][-1])[:width]
+            live[i] = (ranked * (width // len(ranked) + 1))[:width]
+            if aggregate_steps(ranked[0][2]) > aggregate_steps(best_live[i][1]):
+                best_live[i] = (ranked[0][0], ranked[0][2])
+    return [f if f else [best_live[i]] for i, f in enumerate(finished)]
 
 
-def step_beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int = 4,
-                     temperature: float = 1.0, seed: int = 0) -> list[list[int]]:
-    """The answer of a value-ranked step beam search (_step_search) per problem."""
+def step_beam_finals(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int = 4,
+                     temperature: float = 1.0, seed: int = 0) -> list[list[Final]]:
+    """Per problem, the finished answers of a value-ranked step beam search (_step_search)."""
     if width < 1 or expand < 1:
         raise ValueError(f"width and expand must be >= 1, got {width} and {expand}")
     rng = np.random.default_rng([seed, 5])
-    return [toks for toks, _ in _step_search(engine, task, problems, width=width, expand=expand,
-                                             temperature=temperature, rng=rng)]
+    return _step_search(engine, task, problems, width=width, expand=expand, temperature=temperature, rng=rng)
 
 
-def dvts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, trees: int, expand: int = 4,
-                temperature: float = 1.0, seed: int = 0) -> list[list[int]]:
+def dvts_finals(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, trees: int, expand: int = 4,
+                temperature: float = 1.0, seed: int = 0) -> list[list[Final]]:
     """Diverse verifier tree search (Beeching et al., search-and-learn): `trees` independent subtrees
     per problem, each expanded greedily by the value head (a step beam of width 1 with `expand`
-    samples per step); the answer is the subtrees' best by value. Independent subtrees keep the
-    diversity a shared beam loses when one early step dominates."""
+    samples per step). Returns per problem each subtree's answer (its best finished one by value).
+    Independent subtrees keep the diversity a shared beam loses when one early step dominates."""
     if trees < 1 or expand < 1:
         raise ValueError(f"trees and expand must be >= 1, got {trees} and {expand}")
     rng = np.random.default_rng([seed, 6])
     copies = [p for p in problems for _ in range(trees)]
     found = _step_search(engine, task, copies, width=1, expand=expand, temperature=temperature, rng=rng)
-    return [max(found[k * trees:(k + 1) * trees], key=lambda x: x[1])[0] for k in range(len(problems))]
+    best = [max(f, key=lambda x: aggregate_steps(x[1])) for f in found]
+    return [best[k * trees:(k + 1) * trees] for k in range(len(problems))]
+
+
+def step_beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int = 4,
+                     temperature: float = 1.0, seed: int = 0, select: str = "value",
+                     aggregate: str = "last") -> list[list[int]]:
+    """The answer of a value-ranked step beam search per problem (choose_answer over its finals)."""
+    vocab = vocab_of(engine)
+    finals = step_beam_finals(engine, task, problems, width=width, expand=expand, temperature=temperature, seed=seed)
+    return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]
+
+
+def dvts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, trees: int, expand: int = 4,
+                temperature: float = 1.0, seed: int = 0, select: str = "value",
+                aggregate: str = "last") -> list[list[int]]:
+    """DVTS's answer per problem: the subtrees' best by value, or their value-weighted vote."""
+    vocab = vocab_of(engine)
+    finals = dvts_finals(engine, task, problems, trees=trees, expand=expand, temperature=temperature, seed=seed)
+    return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]

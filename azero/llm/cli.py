@@ -251,7 +251,8 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
                         top_k=args.top_k, num_candidates=args.candidates, terminal=terminal,
                         value_source=value_source, seed=args.seed,
                         prior_temperature=args.prior_temperature, search_overrides=overrides,
-                        kv_budget=args.kv_budget, kv_check=not args.no_kv_check)
+                        kv_budget=args.kv_budget, kv_check=not args.no_kv_check,
+                        step_aggregate=args.step_aggregate)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -347,6 +348,7 @@ def _add_search_args(p) -> None:
 
 def add_llm_parser(subparsers) -> None:
     """Register `azero llm {train,solve,compare,iterate}` on the top-level subparsers."""
+    from azero.llm.baselines import STEP_AGGREGATES
     from azero.llm.compare import METHODS, SEARCH_METHODS
 
     llm = subparsers.add_parser("llm", help="tiny LM + tree search over tokens: train, solve, compare",
@@ -416,6 +418,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
                    help="most token positions whose keys/values a search keeps (least recently used are "
                         "evicted and recomputed when needed; default: unbounded)")
+    p.add_argument("--step-aggregate", default="last", choices=STEP_AGGREGATES,
+                   help="step beam and DVTS: an answer's score from its step values, the last, the lowest or their "
+                        "product (default last; every point also records all three)")
     p.add_argument("--seeds", type=_seeds, default=None,
                    help="comma-separated seeds of the methods' random draws, e.g. 0,1,2: every method runs once "
                         "per seed on the same problems (drawn with --seed); intervals then cover problems and "

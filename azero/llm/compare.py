@@ -9,7 +9,9 @@ model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one
 Methods (names used in --methods and in the JSON):
     greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
     bon-value, bon-majority, bon-weighted   best-of-N from the sample pool (azero.llm.baselines)
-    step-beam, dvts   step-level beam ranked by the value head, and DVTS (azero.llm.baselines)
+    step-beam, dvts   step-level beam ranked by the value head, and DVTS (azero.llm.baselines): the
+                      answer with the best value; step-beam-weighted, dvts-weighted: the value-weighted
+                      vote over the same run's answers (step values aggregated by step_aggregate)
     oracle                    pass@N of the same samples (needs the verifier; a reference only)
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
@@ -25,7 +27,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from azero.eval.stats import wilson_interval
-from azero.llm.baselines import beam_decode, dvts_decode, greedy_decode, sample_pool, step_beam_decode
+from azero.llm.baselines import (STEP_AGGREGATES, beam_decode, choose_answer, dvts_finals, greedy_decode,
+                                 sample_pool, step_beam_finals)
 from azero.llm.report import kv_reuse_lines
 from azero.search.llm.protocol import ComputeMeter
 from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode,
@@ -54,7 +57,7 @@ SEARCH_DEFAULTS: dict[str, dict] = {
 }
 """Per search method, fields (TreeSearchConfig.replace names) that differ from the defaults."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam", "step-beam",
-           "dvts") + SEARCH_METHODS
+           "step-beam-weighted", "dvts", "dvts-weighted") + SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -82,7 +85,13 @@ class CompareConfig:
     """Non-terminal leaves of the searches: 'value_head' or 'rollout' (one verified sampled completion;
     what a local HF model without a trained value head uses)."""
     max_beam_width: int = 64
-    """Beam widths above this are not run (cost grows with width x vocabulary in Python)."""
+    """Token-level beam widths above this are not run (cost grows with width x vocabulary in Python)."""
+    step_aggregate: str = "last"
+    """Step-beam and DVTS: an answer's score from its step values, 'last', 'min' or 'prod' (each point
+    also records the accuracy under all three as accuracy_last / _min / _prod)."""
+    max_step_width: int = 256
+    """Step-beam widths and DVTS tree counts above this are not run (memory: width x expand rows a
+    problem, `batch` problems at a time)."""
     search_overrides: dict = dataclasses.field(default_factory=dict)
     """Per search method, fields to set by name (TreeSearchConfig's or its SearchConfig's), e.g.
     {'gumbel-token': {'gumbel_c_scale': 0.1}}; applied on top of SEARCH_DEFAULTS."""
@@ -127,6 +136,8 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if not budgets or budgets[0] < 1:
         raise ValueError(f"budgets must be positive numbers of generated tokens per problem, got {list(cfg.budgets)} "
                          f"(a budget of 0 leaves no room for an answer)")
+    if cfg.step_aggregate not in STEP_AGGREGATES:
+        raise ValueError(f"step_aggregate must be one of {STEP_AGGREGATES}, got {cfg.step_aggregate!r}")
     problems = task.problems("test", cfg.problems, seed=cfg.seed if cfg.problem_seed is None else cfg.problem_seed)
     n = len(problems)
     doc = {"task": task.name, "problems": n, "budgets": budgets, "config": dataclasses.asdict(cfg),
@@ -200,23 +211,40 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
 
     # Step-level value-guided baselines: a round samples `expand` steps per beam, so an answer costs
     # about width x expand x answer_tokens generated tokens; width (trees for DVTS) follows the budget.
+    # One run answers both ways: by the best value and by the value-weighted vote (`-weighted`).
     expand = cfg.num_candidates
-    for name, decode in (("step-beam", step_beam_decode), ("dvts", dvts_decode)):
-        if name not in cfg.methods:
+    for base, finals_of in (("step-beam", step_beam_finals), ("dvts", dvts_finals)):
+        names = [m for m in (base, base + "-weighted") if m in cfg.methods]
+        if not names:
             continue
-        pts = []
+        pts: dict[str, list] = {m: [] for m in names}
         for b in budgets:
             width = max(1, int(round(b / max(expand * answer_tokens, 1.0))))
-            if width > cfg.max_beam_width:
+            if width > cfg.max_step_width:
                 continue
             eng = LMEngine(model)
+            kw = {"width": width} if base == "step-beam" else {"trees": width}
+            finals = []
             with eng.meter.timer():
-                kw = {"width": width} if name == "step-beam" else {"trees": width}
-                answers = decode(eng, task, problems, expand=expand, seed=cfg.seed, **kw)
-            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, width=width))
-            log(f"{name} width {width} (budget {b}): {pts[-1]['accuracy']:.3f}, "
-                f"{pts[-1]['generated_tokens']:.0f} tokens")
-        methods[name] = {"points": pts}
+                for i in range(0, n, cfg.batch):  # `batch` problems at a time: the trie's memory
+                    finals += finals_of(eng, task, problems[i: i + cfg.batch], expand=expand, seed=cfg.seed, **kw)
+                    eng.clear()
+            for name in names:
+                select = "weighted" if name.endswith("-weighted") else "value"
+
+                def rewards_by(how: str) -> list[float]:
+                    return verify_all([choose_answer(task, p, vocab, f, select=select, aggregate=how)
+                                       for p, f in zip(problems, finals)])
+
+                # the other step aggregations of the same answers, for the record (one run, three choices)
+                others = {f"accuracy_{how}": float(np.mean(rewards_by(how))) for how in STEP_AGGREGATES}
+                pts[name].append(_point(rewards_by(cfg.step_aggregate), eng.meter, n, budget=b, width=width,
+                                        **others))
+                log(f"{name} width {width} (budget {b}): {pts[name][-1]['accuracy']:.3f}, "
+                    f"{pts[name][-1]['generated_tokens']:.0f} tokens ("
+                    + ", ".join(f"{how} {others['accuracy_' + how]:.3f}" for how in STEP_AGGREGATES) + ")")
+        for name in names:
+            methods[name] = {"points": pts[name]}
 
     for name in SEARCH_METHODS:
         if name not in cfg.methods:

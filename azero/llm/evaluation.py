@@ -104,9 +104,20 @@ POOL_METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted",
 
 
 def method_groups(methods: Sequence[str]) -> list[tuple[str, ...]]:
-    """`methods` split into the groups run_protocol runs and saves one at a time."""
+    """`methods` split into the groups run_protocol runs and saves one at a time: the pool methods
+    together, a step baseline with its weighted-vote twin (one run answers both), the rest alone."""
     pool = tuple(m for m in methods if m in POOL_METHODS)
-    return ([pool] if pool else []) + [(m,) for m in methods if m not in POOL_METHODS]
+    groups = [pool] if pool else []
+    for m in methods:
+        if m in POOL_METHODS:
+            continue
+        base = m.removesuffix("-weighted")
+        j = next((k for k, g in enumerate(groups) if g[0].removesuffix("-weighted") == base), None)
+        if base in ("step-beam", "dvts") and j is not None:
+            groups[j] += (m,)
+        else:
+            groups.append((m,))
+    return groups
 
 
 def _part_key(task, cfg: CompareConfig, seed: int, model_id: str) -> dict:

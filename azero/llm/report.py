@@ -8,7 +8,9 @@ from pathlib import Path
 
 LABELS = {"greedy": "greedy", "sample": "sampling pass@1", "bon-value": "best-of-N (value head)",
           "bon-majority": "best-of-N (majority vote)", "bon-weighted": "weighted vote (value head)",
-          "step-beam": "step beam (value head)", "dvts": "DVTS (value head)", "oracle": "pass@N (oracle, verifier)",
+          "step-beam": "step beam (value head)", "dvts": "DVTS (value head)",
+          "step-beam-weighted": "step beam (weighted vote)", "dvts-weighted": "DVTS (weighted vote)",
+          "oracle": "pass@N (oracle, verifier)",
           "beam": "beam search", "puct-token": "MCTS PUCT, token", "gumbel-token": "MCTS Gumbel, token",
           "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step"}
 """Table and legend name of each method."""

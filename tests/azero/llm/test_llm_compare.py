@@ -89,9 +89,49 @@ def test_step_beam_and_dvts_return_answers_and_spend_tokens(model, countdown):
     assert len(answers) == 3 and spent > 0 and all(isinstance(a, list) for a in answers)
     again = step_beam_decode(LMEngine(model), countdown, problems, width=2, expand=2, seed=1)
     assert again == answers  # seeded
+    # The width buys compute: beams are not merged, so a confident model's identical steps do not
+    # collapse a wide beam into a narrow one that stops early.
+    wide = LMEngine(model)
+    step_beam_decode(wide, countdown, problems, width=8, expand=2, seed=1)
+    assert wide.meter.generated_tokens >= 3 * spent
     trees = dvts_decode(engine, countdown, problems, trees=3, expand=2, seed=1)
     assert len(trees) == 3 and engine.meter.generated_tokens > spent
     for a in answers + trees:
         assert countdown.verify_tokens(problems[0], a) in (0.0, 1.0)
     with pytest.raises(ValueError, match=">= 1"):
         step_beam_decode(engine, countdown, problems, width=0)
+
+
+def test_step_answers_by_value_or_weighted_vote_under_each_aggregation(countdown):
+    from azero.llm.baselines import aggregate_steps, choose_answer
+    from azero.search.llm.tasks import EOS, encode_text
+    from azero.search.llm.vocab import CHAR_VOCAB
+
+    assert [aggregate_steps([0.9, 0.2, 0.5], how) for how in ("last", "min", "prod")] == \
+        pytest.approx([0.5, 0.2, 0.09])
+    with pytest.raises(ValueError, match="step aggregation"):
+        aggregate_steps([0.5], "mean")
+    problem = countdown.problems("test", 1, seed=0)[0]
+    vocab = CHAR_VOCAB
+    good, bad = encode_text(countdown.solutions(problem)[0]) + [EOS], encode_text("1+1=2") + [EOS]
+    assert countdown.verify_tokens(problem, good) == 1.0 and countdown.verify_tokens(problem, bad) == 0.0
+    # One over-rated wrong answer against two fairly rated copies of the right one.
+    finals = [(bad, [0.5, 0.9]), (good, [0.6, 0.5]), (good, [0.8, 0.5])]
+    assert choose_answer(countdown, problem, vocab, finals, select="value") == bad
+    assert choose_answer(countdown, problem, vocab, finals, select="value", aggregate="prod") == bad  # .45 > .4
+    for how in ("last", "min", "prod"):
+        assert choose_answer(countdown, problem, vocab, finals, select="weighted", aggregate=how) == good
+    # by the product the two right answers no longer outvote a wrong one rated 0.9 at both steps
+    assert choose_answer(countdown, problem, vocab, [(bad, [0.9, 0.9])] + finals[1:], select="weighted",
+                         aggregate="prod") == bad
+    assert choose_answer(countdown, problem, vocab, [], select="weighted") == []
+    with pytest.raises(ValueError, match="selection"):
+        choose_answer(countdown, problem, vocab, finals, select="best")
+
+
+def test_protocol_groups_a_step_baseline_with_its_vote():
+    from azero.llm.evaluation import method_groups
+
+    assert method_groups(["greedy", "dvts", "bon-weighted", "step-beam-weighted", "dvts-weighted", "gumbel-step",
+                          "step-beam"]) == [("greedy", "bon-weighted"), ("dvts", "dvts-weighted"),
+                                            ("step-beam-weighted", "step-beam"), ("gumbel-step",)]
