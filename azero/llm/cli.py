@@ -256,7 +256,7 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
-    if args.seeds and len(args.seeds) > 1:
+    if args.seeds:
         from azero.llm.evaluation import run_protocol
 
         cfg = dataclasses.replace(cfg, problem_seed=args.seed)
