@@ -252,7 +252,7 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
                         value_source=value_source, seed=args.seed,
                         prior_temperature=args.prior_temperature, search_overrides=overrides,
                         kv_budget=args.kv_budget, kv_check=not args.no_kv_check,
-                        step_aggregate=args.step_aggregate)
+                        step_aggregate=args.step_aggregate, temperature=args.temperature)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -418,6 +418,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--kv-budget", type=_positive, default=None, metavar="POSITIONS",
                    help="most token positions whose keys/values a search keeps (least recently used are "
                         "evicted and recomputed when needed; default: unbounded)")
+    p.add_argument("--temperature", type=float, default=1.0,
+                   help="sampling temperature of the best-of-N pool, step beam, DVTS and the step-level searches' "
+                        "candidates (default 1.0)")
     p.add_argument("--step-aggregate", default="last", choices=STEP_AGGREGATES,
                    help="step beam and DVTS: an answer's score from its step values, the last, the lowest or their "
                         "product (default last; every point also records all three)")

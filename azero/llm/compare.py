@@ -79,6 +79,10 @@ class CompareConfig:
     """Step-level sampled children per node."""
     prior_temperature: float = 1.0
     """Search priors: softmax(log p / T)."""
+    temperature: float = 1.0
+    """Sampling temperature of everything that samples: the best-of-N pool, the step beam's and
+    DVTS's steps and the step-level searches' candidate steps (search-and-learn samples at 0.8; a
+    small pretrained model's samples at 1.0 are far worse than its greedy answer)."""
     terminal: str = "value_head"
     """Terminal leaves of the searches: 'value_head' (verifier-free) or 'verifier'."""
     value_source: str = "value_head"
@@ -136,6 +140,9 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if not budgets or budgets[0] < 1:
         raise ValueError(f"budgets must be positive numbers of generated tokens per problem, got {list(cfg.budgets)} "
                          f"(a budget of 0 leaves no room for an answer)")
+    if not cfg.temperature > 0:
+        raise ValueError(f"the sampling temperature must be > 0 (greedy decoding is its own method), "
+                         f"got {cfg.temperature}")
     if cfg.step_aggregate not in STEP_AGGREGATES:
         raise ValueError(f"step_aggregate must be one of {STEP_AGGREGATES}, got {cfg.step_aggregate!r}")
     problems = task.problems("test", cfg.problems, seed=cfg.seed if cfg.problem_seed is None else cfg.problem_seed)
@@ -165,7 +172,7 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if any(m in cfg.methods for m in ("sample",) + tuple(pool_methods)):
         eng = LMEngine(model)
         with eng.meter.timer():
-            pool = sample_pool(eng, task, problems, budget=budgets[-1], seed=cfg.seed)
+            pool = sample_pool(eng, task, problems, budget=budgets[-1], seed=cfg.seed, temperature=cfg.temperature)
         total_samples = sum(len(x) for x in pool.lengths)
         total_tokens = sum(int(x.sum()) for x in pool.lengths)
         log(f"sample pool: {total_samples} samples, {total_tokens / n:.0f} tokens per problem, "
@@ -227,7 +234,8 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             finals = []
             with eng.meter.timer():
                 for i in range(0, n, cfg.batch):  # `batch` problems at a time: the trie's memory
-                    finals += finals_of(eng, task, problems[i: i + cfg.batch], expand=expand, seed=cfg.seed, **kw)
+                    finals += finals_of(eng, task, problems[i: i + cfg.batch], expand=expand, seed=cfg.seed,
+                                        temperature=cfg.temperature, **kw)
                     eng.clear()
             for name in names:
                 select = "weighted" if name.endswith("-weighted") else "value"
@@ -289,7 +297,8 @@ def search_config(name: str, cfg: CompareConfig) -> TreeSearchConfig:
     """The TreeSearchConfig of search method `name` ('puct-token', ...) under `cfg` (simulations unset)."""
     algorithm, level = name.split("-")
     tcfg = tree_search_config(level=level, algorithm=algorithm, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
-                              prior_temperature=cfg.prior_temperature, terminal_value=cfg.terminal,
+                              prior_temperature=cfg.prior_temperature, step_temperature=cfg.temperature,
+                              terminal_value=cfg.terminal,
                               value_source=cfg.value_source, seed=cfg.seed)
     fields = {**SEARCH_DEFAULTS.get(name, {}), **cfg.search_overrides.get(name, {})}
     try:

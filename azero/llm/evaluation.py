@@ -128,6 +128,13 @@ def _part_key(task, cfg: CompareConfig, seed: int, model_id: str) -> dict:
     return json.loads(json.dumps(key))  # tuples as lists, as they come back from disk
 
 
+def _same_key(saved: dict, key: dict) -> bool:
+    """Whether a saved part's key matches: a setting the saved key lacks (a field added to
+    CompareConfig since) counts as its default, so older parts stay valid for unchanged settings."""
+    defaults = json.loads(json.dumps(dataclasses.asdict(CompareConfig())))
+    return set(saved) <= set(key) and all(saved.get(k, defaults.get(k)) == v for k, v in key.items())
+
+
 def _merge_groups(docs: Sequence[dict]) -> dict:
     """One run_compare document from the documents of its method groups (same seed and problems)."""
     doc = dict(docs[0])
@@ -164,7 +171,7 @@ def run_protocol(model, task, cfg: CompareConfig, seeds: Sequence[int], *,
             path = parts / f"seed{s}-{'+'.join(group)}.json" if parts is not None else None
             if path is not None and path.exists():
                 saved = json.loads(path.read_text())
-                if saved.get("key") == key:
+                if _same_key(saved.get("key", {}), key):
                     log(f"[protocol] seed {s}: {', '.join(group)} done before ({path.name})")
                     group_docs.append(saved["doc"])
                     continue

@@ -94,3 +94,13 @@ def test_compare_with_seeds_runs_the_protocol(tmp_path, capsys):
         assert e.value.code == 2
     err = capsys.readouterr().err
     assert "seeds >= 0" in err and "a budget of 0 generated tokens leaves no room" in err
+
+
+def test_saved_part_keys_default_the_settings_they_lack():
+    from azero.llm.evaluation import _same_key
+
+    key = {"problems": 500, "temperature": 1.0, "model": "m"}
+    assert _same_key({"problems": 500, "model": "m"}, key)  # saved before `temperature` existed
+    assert not _same_key({"problems": 500, "model": "m"}, {**key, "temperature": 0.7})
+    assert not _same_key({"problems": 100, "temperature": 1.0, "model": "m"}, key)
+    assert not _same_key({**key, "removed_setting": 1}, key)
