@@ -309,7 +309,8 @@ def cmd_llm_iterate(args: argparse.Namespace) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     cfg = IterateConfig(rounds=args.rounds, problems=args.problems, budget=args.budget, method=args.method,
-                        lm_steps=args.lm_steps, lm_batch=args.lm_batch, lm_lr=args.lm_lr,
+                        lm_steps=args.lm_steps, lm_epochs=args.lm_epochs, lm_batch=args.lm_batch,
+                        lm_lr=args.lm_lr,
                         value_problems=args.value_problems, value_steps=args.value_steps,
                         eval_problems=args.eval_problems, eval_budget=args.eval_budget, batch=args.batch,
                         seed=args.seed)
@@ -444,11 +445,13 @@ def _add_iterate_parser(sub) -> None:
     p.add_argument("--ckpt", required=True, help="starting checkpoint (from `azero llm train`)")
     p.add_argument("--out", help="output folder (default runs/llm/iterate-<checkpoint name>; resumable)")
     p.add_argument("--rounds", type=_positive, default=2, help="rounds of search -> distil -> retrain (default 2)")
-    p.add_argument("--problems", type=_positive, default=1000, help="train problems searched per round (default 1000)")
+    p.add_argument("--problems", type=_positive, default=4000, help="train problems searched per round (default 4000)")
     p.add_argument("--budget", type=_budget, default=1024, help="generated tokens per problem of the search "
                                                                 "(default 1024)")
     p.add_argument("--method", default="gumbel-step", choices=SEARCH_METHODS, help="the search (default gumbel-step)")
-    p.add_argument("--lm-steps", type=_positive, default=400, help="distillation steps per round (default 400)")
+    p.add_argument("--lm-epochs", type=float, default=2.0,
+                   help="distillation passes over the verified traces per round (default 2)")
+    p.add_argument("--lm-steps", type=int, default=0, help="distillation steps per round (default 0: from --lm-epochs)")
     p.add_argument("--lm-batch", type=_positive, default=128, help="sequences per distillation step (default 128)")
     p.add_argument("--lm-lr", type=float, default=1e-3, help="distillation learning rate (default 1e-3)")
     p.add_argument("--value-problems", type=_positive, default=1024, help="value refit: problems (default 1024)")

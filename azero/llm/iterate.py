@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -48,16 +49,22 @@ RECORD = "iterate.json"
 
 @dataclasses.dataclass
 class IterateConfig:
-    """What `azero llm iterate` runs (defaults: roughly an hour per round for countdown3 on 2 cores)."""
+    """What `azero llm iterate` runs (defaults: about 10 minutes a round for countdown3 on 2 cores)."""
 
     rounds: int = 2
-    problems: int = 1000
+    problems: int = 4000
     """Train problems searched per round (distinct; a new draw each round)."""
     budget: int = 1024
     """Generated tokens per problem of the round's search."""
     method: str = "gumbel-step"
     """The search (one of compare.SEARCH_METHODS), with compare's defaults for it."""
-    lm_steps: int = 400
+    lm_epochs: float = 2.0
+    """Distillation passes over the round's traces (all verified traces so far). A few: 400 steps of
+    128 over the ~550 traces 1,000 problems gave (94 passes) memorised them (loss 0.01) and cost
+    greedy accuracy 47.5% -> 36.5% on countdown3; more problems searched and few passes is
+    STaR's recipe."""
+    lm_steps: int = 0
+    """Distillation steps per round; 0: from lm_epochs (ceil(epochs x traces / lm_batch))."""
     lm_batch: int = 128
     lm_lr: float = 1e-3
     value_problems: int = 1024
@@ -71,7 +78,9 @@ class IterateConfig:
     def check(self) -> None:
         if self.method not in SEARCH_METHODS:
             raise ValueError(f"method must be one of {SEARCH_METHODS}, got {self.method!r}")
-        for name in ("rounds", "problems", "budget", "lm_steps", "lm_batch", "value_problems", "value_steps",
+        if self.lm_steps < 0 or not self.lm_epochs > 0:
+            raise ValueError(f"lm_steps must be >= 0 and lm_epochs > 0, got {self.lm_steps} and {self.lm_epochs}")
+        for name in ("rounds", "problems", "budget", "lm_batch", "value_problems", "value_steps",
                      "eval_problems", "eval_budget", "batch"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)} (a budget of 0 tokens leaves "
@@ -185,10 +194,11 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
         seqs = [s for s, _ in traces.values()]
         pls = [pl for _, pl in traces.values()]
         if seqs:
-            loss = finetune_lm(model, seqs, pls, steps=cfg.lm_steps, batch=cfg.lm_batch, lr=cfg.lm_lr,
+            steps = cfg.lm_steps or max(1, math.ceil(cfg.lm_epochs * len(seqs) / cfg.lm_batch))
+            loss = finetune_lm(model, seqs, pls, steps=steps, batch=cfg.lm_batch, lr=cfg.lm_lr,
                                seed=cfg.seed + rnd, log=log)
         else:  # nothing verified yet: the round only refits the value head
-            loss = None
+            loss, steps = None, 0
             log(f"[iterate] round {rnd}: no verified trace to distil; the LM is left as it was")
         tcfg = TrainConfig(value_problems=cfg.value_problems, value_steps=cfg.value_steps, value_mode="head",
                            seed=cfg.seed + rnd, batch=cfg.lm_batch)
@@ -202,7 +212,7 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
             "search": {"problems": len(problems), "solved": solved, "budget": cfg.budget,
                        "generated_tokens": meter.generated_tokens, "forward_tokens": meter.forward_tokens,
                        "wall_s": meter.wall_s},
-            "distil": {"traces": len(traces), "new_traces": len(new), "steps": cfg.lm_steps, "loss": loss},
+            "distil": {"traces": len(traces), "new_traces": len(new), "steps": steps, "loss": loss},
             "value": value, "eval": ev,
             "wall_hours": (time.perf_counter() - t0) / 3600, "cpu_hours": (time.process_time() - c0) / 3600,
             "_traces": new})
