@@ -204,7 +204,7 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
                            seed=cfg.seed + rnd, batch=cfg.lm_batch)
         torch.manual_seed(cfg.seed + rnd)
         value = train_value(model, task, tcfg, log=log)
-        save_checkpoint(out / f"round_{rnd}.safetensors", model, task=task.name,
+        save_checkpoint(out / f"round_{rnd}.safetensors", model, task=meta["task"],
                         info={"iterate_round": rnd, "start": str(ckpt), "config": dataclasses.asdict(cfg)})
         ev = evaluate(model, task, cfg)
         doc["rounds"].append({

@@ -454,8 +454,9 @@ TASKS = ("countdown", "countdown4", "arith", "game24", "sum3", "sum4")
 
 
 def make_task(name: str) -> Task:
-    """'countdown' (3 numbers), 'countdown4' (4 numbers), 'arith', 'game24', 'sum3' or 'sum4'."""
-    if name == "countdown":
+    """'countdown' (3 numbers), 'countdown4' (4 numbers), 'arith', 'game24', 'sum3' or 'sum4'
+    ('countdown3', the task's own name, is 'countdown')."""
+    if name in ("countdown", "countdown3"):
         # 3 numbers in 1..20, targets <= 50: about 12,800 distinct problems, enough that the LM cannot
         # memorise its ~8,300 training problems and the value head sees ~1,900 unseen ones.
         return Countdown(3)

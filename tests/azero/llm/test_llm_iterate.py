@@ -52,8 +52,11 @@ def test_rounds_distil_verified_traces_and_resume(start, tmp_path):
     for key, seq, pl in traces:
         assert key in by_key and task.verify_tokens(by_key[key], seq[pl:]) == 1.0
     # Distillation made the traces likelier than they were under the starting network.
-    before, _ = load_checkpoint(start)
+    before, start_meta = load_checkpoint(start)
     after, meta = load_checkpoint(out / "round_1.safetensors")
+    # a round's checkpoint names its task as the start does, so `azero llm compare --ckpt` loads it
+    assert meta["task"] == start_meta["task"] and make_task(meta["task"]).name == task.name
+    assert make_task("countdown3").name == make_task("countdown").name == "countdown3"
     seqs, pls = [t[1] for t in traces], [t[2] for t in traces]
     assert _nll(after, seqs, pls) < _nll(before, seqs, pls)
     assert meta["info"]["iterate_round"] == 1
