@@ -445,17 +445,17 @@ def _add_iterate_parser(sub) -> None:
     p.add_argument("--ckpt", required=True, help="starting checkpoint (from `azero llm train`)")
     p.add_argument("--out", help="output folder (default runs/llm/iterate-<checkpoint name>; resumable)")
     p.add_argument("--rounds", type=_positive, default=2, help="rounds of search -> distil -> retrain (default 2)")
-    p.add_argument("--problems", type=_positive, default=4000, help="train problems searched per round (default 4000)")
+    p.add_argument("--problems", type=_positive, default=8000, help="train problems searched per round (default 8000)")
     p.add_argument("--budget", type=_budget, default=1024, help="generated tokens per problem of the search "
                                                                 "(default 1024)")
     p.add_argument("--method", default="gumbel-step", choices=SEARCH_METHODS, help="the search (default gumbel-step)")
-    p.add_argument("--lm-epochs", type=float, default=2.0,
-                   help="distillation passes over the verified traces per round (default 2)")
+    p.add_argument("--lm-epochs", type=float, default=3.0,
+                   help="distillation passes over the verified traces per round (default 3)")
     p.add_argument("--lm-steps", type=int, default=0, help="distillation steps per round (default 0: from --lm-epochs)")
     p.add_argument("--lm-batch", type=_positive, default=128, help="sequences per distillation step (default 128)")
     p.add_argument("--lm-lr", type=float, default=1e-3, help="distillation learning rate (default 1e-3)")
-    p.add_argument("--value-problems", type=_positive, default=1024, help="value refit: problems (default 1024)")
-    p.add_argument("--value-steps", type=_positive, default=200, help="value refit: steps (default 200)")
+    p.add_argument("--value-problems", type=_positive, default=4096, help="value refit: problems (default 4096)")
+    p.add_argument("--value-steps", type=_positive, default=800, help="value refit: steps (default 800)")
     p.add_argument("--eval-problems", type=_positive, default=200, help="test problems per evaluation (default 200)")
     p.add_argument("--eval-budget", type=_budget, default=1024, help="tokens per problem of the evaluated search "
                                                                      "(default 1024)")
