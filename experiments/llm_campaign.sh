@@ -37,6 +37,10 @@ if want protocol; then
   done
 fi
 if want iterate; then
+  # the run shipped in docs/llm (2 rounds, these defaults): a new machine resumes after its last round
+  [ -d "$OUT/iterate-countdown" ] || [ ! -f docs/llm/iterate-countdown/iterate.json ] || \
+    { mkdir -p "$OUT/iterate-countdown" && cp docs/llm/iterate-countdown/iterate.json \
+      docs/llm/iterate-countdown/round_2.safetensors "$OUT/iterate-countdown/"; }
   nice "$AZERO" llm iterate --ckpt "$OUT/countdown.safetensors" --rounds 2 --threads $T --out "$OUT/iterate-countdown"
 fi
 if want smollm2; then
