@@ -49,8 +49,9 @@ if want smollm2; then
   [ -f "$head" ] || cp docs/llm/smollm2-sum3-value.safetensors "$head" 2>/dev/null
   [ -f "$head" ] || nice "$AZERO" llm train --hf-model smollm2 --task sum3 --value-mode head --value-problems 400 \
     --rollouts 4 --value-steps 400 --threads $T --out "$head"
+  # temperature 0.7: the small model's samples at 1.0 are far worse than its greedy answer
   [ -f "$OUT/compare-smollm2-sum3/compare.json" ] || nice "$AZERO" llm compare --hf-model smollm2 --task sum3 \
-    --value-head "$head" --problems 100 --budgets 64,256,1024 --no-kv-check --threads $T \
-    --methods greedy,sample,bon-value,bon-majority,bon-weighted,oracle,step-beam,gumbel-step \
+    --value-head "$head" --problems 100 --budgets ${SMOL_BUDGETS:-64,256} --temperature 0.7 --no-kv-check --threads $T \
+    --methods greedy,sample,bon-majority,bon-weighted,oracle,step-beam,step-beam-weighted,gumbel-step \
     --out "$OUT/compare-smollm2-sum3"
 fi
