@@ -215,6 +215,12 @@ def choose_answer(task: Task, problem: Problem, vocab, finals: Sequence[Final], 
     return finals[int(np.argmax(scores))][0]
 
 
+def choose_answers(task: Task, problems: Sequence[Problem], vocab, finals: Sequence[Sequence[Final]], *,
+                   select: str = "value", aggregate: str = "last") -> list[list[int]]:
+    """choose_answer for every problem."""
+    return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]
+
+
 def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int,
                  temperature: float, rng: np.random.Generator) -> list[list[Final]]:
     """Step-level beam search ranked by the value head (search-and-learn's beam search with a PRM).
@@ -287,15 +293,13 @@ def step_beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Proble
                      temperature: float = 1.0, seed: int = 0, select: str = "value",
                      aggregate: str = "last") -> list[list[int]]:
     """The answer of a value-ranked step beam search per problem (choose_answer over its finals)."""
-    vocab = vocab_of(engine)
     finals = step_beam_finals(engine, task, problems, width=width, expand=expand, temperature=temperature, seed=seed)
-    return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]
+    return choose_answers(task, problems, vocab_of(engine), finals, select=select, aggregate=aggregate)
 
 
 def dvts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, trees: int, expand: int = 4,
                 temperature: float = 1.0, seed: int = 0, select: str = "value",
                 aggregate: str = "last") -> list[list[int]]:
     """DVTS's answer per problem: the subtrees' best by value, or their value-weighted vote."""
-    vocab = vocab_of(engine)
     finals = dvts_finals(engine, task, problems, trees=trees, expand=expand, temperature=temperature, seed=seed)
-    return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]
+    return choose_answers(task, problems, vocab_of(engine), finals, select=select, aggregate=aggregate)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from azero.eval.stats import wilson_interval
-from azero.llm.baselines import (STEP_AGGREGATES, beam_decode, choose_answer, dvts_finals, greedy_decode,
+from azero.llm.baselines import (STEP_AGGREGATES, beam_decode, choose_answers, dvts_finals, greedy_decode,
                                  sample_pool, step_beam_finals)
 from azero.llm.report import kv_reuse_lines
 from azero.search.llm.protocol import ComputeMeter
@@ -240,14 +240,11 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             for name in names:
                 select = "weighted" if name.endswith("-weighted") else "value"
 
-                def rewards_by(how: str) -> list[float]:
-                    return verify_all([choose_answer(task, p, vocab, f, select=select, aggregate=how)
-                                       for p, f in zip(problems, finals)])
-
-                # the other step aggregations of the same answers, for the record (one run, three choices)
-                others = {f"accuracy_{how}": float(np.mean(rewards_by(how))) for how in STEP_AGGREGATES}
-                pts[name].append(_point(rewards_by(cfg.step_aggregate), eng.meter, n, budget=b, width=width,
-                                        **others))
+                # every step aggregation of the same answers, for the record (one run, three choices)
+                rewards = {how: verify_all(choose_answers(task, problems, vocab, finals, select=select, aggregate=how))
+                           for how in STEP_AGGREGATES}
+                others = {f"accuracy_{how}": float(np.mean(r)) for how, r in rewards.items()}
+                pts[name].append(_point(rewards[cfg.step_aggregate], eng.meter, n, budget=b, width=width, **others))
                 log(f"{name} width {width} (budget {b}): {pts[name][-1]['accuracy']:.3f}, "
                     f"{pts[name][-1]['generated_tokens']:.0f} tokens ("
                     + ", ".join(f"{how} {others['accuracy_' + how]:.3f}" for how in STEP_AGGREGATES) + ")")
