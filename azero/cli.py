@@ -375,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_overrides(p)
     p.set_defaults(func=cmd_bench_selfplay)
     p = sub.add_parser("tournament", help="round-robin or gauntlet between player specs, resumable, with Elo",
-                       description="Plays every pair (or --gauntlet against all), saves every game, appends each "
+                       description="Plays every pair (or each --gauntlet player against all), saves every game, appends each "
                                    "result to OUT/results.jsonl as the game ends, and writes an Elo table and plot. "
                                    "Run the same command again (or just --out DIR) to resume a killed tournament. "
                                    "Player specs: mcts:CKPT@SIMS[:gumbel][:KEY=VALUE] (no root noise; gumbel's root "
@@ -385,7 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="tournament directory (created; resumed if it holds one)")
     p.add_argument("--game", help="game name (taken from OUT/tournament.json on a resume)")
     p.add_argument("--players", nargs="+", metavar="SPEC", help="player specs")
-    p.add_argument("--gauntlet", metavar="SPEC", help="play this player against every --players entry only")
+    p.add_argument("--gauntlet", metavar="SPEC", nargs="+",
+                   help="play these players against every --players entry only (not against each other), "
+                        "e.g. --gauntlet gnugo:1 gnugo:10 --players mcts:RUN/checkpoints/ckpt_*.safetensors@800")
     p.add_argument("--games-per-pair", type=int, help="games per pair, colours alternating (default on a resume: "
                                                       "as started)")
     p.add_argument("--anchor", metavar="NAME=VALUE", help="rating anchor, e.g. random=0 or gnugo:10=1800 "

@@ -1,4 +1,4 @@
-"""Tournaments: round-robin (every pair) or gauntlet (one player against all), resumable, rated by Elo.
+"""Tournaments: round-robin (every pair) or gauntlet (one or more players against all), resumable, rated by Elo.
 
     DIR/
       tournament.json   what was asked: game, players, seed, batch size, opening length, and which
@@ -131,10 +131,20 @@ def pair_seeds(seed: int, a: str, b: str, batch: int) -> tuple[int, int]:
     return _name_seed(seed, a, b, batch, 0), _name_seed(seed, a, b, batch, 1)
 
 
-def tournament_pairs(players: Sequence[str], gauntlet: str | None) -> list[tuple[str, str]]:
-    """Round robin: every (i < j) pair in list order; gauntlet: (gauntlet, p) for every other p."""
-    if gauntlet is not None:
-        return [(gauntlet, p) for p in players if p != gauntlet]
+def gauntlet_list(gauntlet: str | Sequence[str] | None) -> list[str]:
+    """The gauntlet players as a list (a tournament.json written before several were allowed holds one string)."""
+    if gauntlet is None:
+        return []
+    return [gauntlet] if isinstance(gauntlet, str) else list(gauntlet)
+
+
+def tournament_pairs(players: Sequence[str], gauntlet: str | Sequence[str] | None) -> list[tuple[str, str]]:
+    """Round robin: every (i < j) pair in list order. Gauntlet: (g, p) for every gauntlet player g and
+    every other player p; gauntlet players do not meet each other (a checkpoint series against the
+    GNU Go levels: the levels are rated through the games they share)."""
+    gauntlets = gauntlet_list(gauntlet)
+    if gauntlets:
+        return [(g, p) for g in gauntlets for p in players if p not in gauntlets]
     return [(players[i], players[j]) for i in range(len(players)) for j in range(i + 1, len(players))]
 
 
@@ -181,7 +191,7 @@ class TournamentReport:
 
 
 def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players: Sequence[str] | None = None,
-                   gauntlet: str | None = None, games_per_pair: int | None = None, seed: int | None = None,
+                   gauntlet: str | Sequence[str] | None = None, games_per_pair: int | None = None, seed: int | None = None,
                    parallel: int | None = None, opening_moves: int | None = None, anchor: str | None = None,
                    anchor_value: float = 0.0, device: str = "cpu", threads: int | None = 1,
                    precision: str = "auto", backend: str = "auto", log: Callable[[str], None] | None = None) -> TournamentReport:
@@ -203,10 +213,9 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
                 raise ValueError(f"{out_dir / META}: this tournament was started with {key}={meta[key]!r}, "
                                  f"not {wanted[key]!r}; resume with the same value or use a new --out")
             wanted[key] = meta[key]
-        if players is None and gauntlet is None:
-            players, gauntlet = meta["players"], meta.get("gauntlet")
-            if gauntlet is not None:
-                players = [p for p in players if p != gauntlet]
+        if players is None and not gauntlet_list(gauntlet):
+            players, gauntlet = meta["players"], gauntlet_list(meta.get("gauntlet"))
+            players = [p for p in players if p not in gauntlet]
         if games_per_pair is None:
             games_per_pair = meta["games_per_pair"]
     for key, value in DEFAULTS.items():
@@ -218,7 +227,8 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     if parallel < 1 or games_per_pair < 1 or opening_moves < 0 or seed < 0:
         raise ValueError(f"need parallel >= 1, games per pair >= 1, opening moves >= 0, seed >= 0; "
                          f"got {parallel}, {games_per_pair}, {opening_moves}, {seed}")
-    specs = [parse_player_spec(p) for p in ([gauntlet] if gauntlet else []) + list(players)]
+    gauntlet = gauntlet_list(gauntlet)
+    specs = [parse_player_spec(p) for p in gauntlet + list(players)]
     names = list(dict.fromkeys(s.name for s in specs))  # spec strings, in order, once each
     if len(names) < 2:
         raise ValueError(f"a tournament needs at least two different players, got {names}")
@@ -242,7 +252,7 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
             if find_gnugo() is None:
                 raise FileNotFoundError(f"player {s.text!r}: GNU Go is not installed (apt-get install gnugo puts "
                                         f"it in /usr/games/gnugo)")
-    new_meta = {"game": game_name, "players": roster, "gauntlet": gauntlet, "games_per_pair": games_per_pair,
+    new_meta = {"game": game_name, "players": roster, "gauntlet": gauntlet or None, "games_per_pair": games_per_pair,
                 "seed": seed, "parallel": parallel, "opening_moves": opening_moves,
                 "checkpoints": factory.pins, "created": meta.get("created") if meta else time.strftime("%Y-%m-%d %H:%M:%S")}
     doc = json.dumps(new_meta, indent=1).encode()

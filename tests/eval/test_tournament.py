@@ -64,6 +64,19 @@ def test_gauntlet_plays_one_against_all(ttt_run, tmp_path):
     assert rep.table.rating(f"raw:{ttt_run}") == 1000
 
 
+def test_several_gauntlet_players_meet_everyone_but_each_other(ttt_run, tmp_path):
+    out = tmp_path / "g2"
+    gauntlet = ["random", f"raw:{ttt_run}"]
+    players = [f"mcts:{ttt_run}@2", f"mcts:{ttt_run}@4"]
+    run_tournament(out, game_name="tictactoe", gauntlet=gauntlet, players=players, games_per_pair=2,
+                   log=lambda s: None)
+    pairs = {(a, b) for a, b, _ in keyed(out)}
+    assert pairs == {(g, p) for g in gauntlet for p in players}
+    # resumed from tournament.json alone: the same pairs, nothing left to play
+    rep = run_tournament(out, log=lambda s: None)
+    assert rep.played == 0 and rep.total == 2 * len(pairs)
+
+
 def test_resume_settings_must_match(ttt_run, tmp_path):
     out = tmp_path / "m"
     run_tournament(out, game_name="tictactoe", players=["random", f"raw:{ttt_run}"], games_per_pair=2, seed=1,
