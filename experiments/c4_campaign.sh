@@ -33,6 +33,9 @@ if [ -z "${LONG:-}" ]; then
   arm cheap selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3
   arm net6x64 model.blocks=6 model.channels=64
   arm ratio8 replay.max_samples_per_position=8.0
+  # Value target (1 - w) z + w q, q the recorded search's root value: sampled opening moves and random
+  # openings make z a noisy label for the positions before them (a thrown game marks them lost).
+  arm qmix selfplay.value_q_weight=0.5
   exit 0
 fi
 nice $AZ selfplay --resume $OUT/$LONG run.max_minutes=${LONG_MIN:-110} "${@}" >> $OUT/$LONG.out 2>&1

@@ -22,7 +22,7 @@ from typing import Callable
 
 from azero.eval.arena import play_games
 from azero.eval.stats import wilson_interval
-from azero.games.c4solver import actions_to_moves, solve
+from azero.games.c4solver import Solver, actions_to_moves, solve
 
 
 @dataclasses.dataclass
@@ -47,17 +47,38 @@ def mirror(moves: str) -> str:
     return "".join(str(8 - int(c)) for c in moves)
 
 
-def solve_openings(plies: int, *, log: Callable[[str], None] = print) -> dict[str, int]:
+def solve_openings(plies: int, *, log: Callable[[str], None] = print, progress: str | Path | None = None,
+                   tt_entries: int | None = None) -> dict[str, int]:
     """{opening: solved value for the player to move} of every opening; mirrors solved once. Slow:
-    the solver has no opening book, and a 2-move position takes from seconds to minutes."""
+    the solver has no opening book, and a 2-move position takes from seconds to minutes.
+
+    progress: a JSON file that gets every value the moment it is solved and is read first, so a
+    killed solve resumes where it stopped. tt_entries: a Solver with its own transposition table
+    of that size (near the empty board a larger table saves re-searches) instead of the thread's.
+    """
+    solve_one = Solver(tt_entries).solve if tt_entries else solve
     values: dict[str, int] = {}
+    if progress is not None and Path(progress).is_file():
+        try:
+            doc = json.loads(Path(progress).read_text())
+            values = {k: int(v) for k, v in doc["values"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"{progress}: not a progress file of solve_openings ({type(e).__name__}: {e}); "
+                             f"remove it to solve afresh") from e
+        if doc.get("plies") != plies or not all(len(k) == plies and v in (-1, 0, 1) for k, v in values.items()):
+            raise ValueError(f"{progress}: holds values that are not {plies}-move openings; remove it to solve afresh")
+        log(f"{progress}: {len(values)} opening(s) solved before, resuming")
     todo = [actions_to_moves(seq) for seq in openings(plies)]
     for k, moves in enumerate(todo):
+        if moves in values:
+            continue
         if mirror(moves) in values:
             values[moves] = values[mirror(moves)]
             continue
         t0 = time.perf_counter()
-        values[moves] = int(solve(moves))
+        values[moves] = int(solve_one(moves))
+        if progress is not None:
+            write({"plies": plies, "values": values}, progress)
         log(f"solved {moves or 'the start'}: {values[moves]:+d} for the mover ({time.perf_counter() - t0:.0f} s; "
             f"{k + 1}/{len(todo)})")
     return values

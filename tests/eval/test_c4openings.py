@@ -80,6 +80,29 @@ def test_mirrors_are_solved_once(monkeypatch):
         c4openings.openings(7)
 
 
+def test_a_killed_solve_resumes_from_its_progress_file(tmp_path, monkeypatch):
+    progress = tmp_path / "partial.json"
+    calls = []
+
+    def solve_until_killed(moves):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append(moves)
+        return -1
+
+    monkeypatch.setattr(c4openings, "solve", solve_until_killed)
+    with pytest.raises(KeyboardInterrupt):
+        c4openings.solve_openings(2, log=lambda m: None, progress=progress)
+    assert set(json.loads(progress.read_text())["values"]) == set(calls)
+    monkeypatch.setattr(c4openings, "solve", lambda moves: calls.append(moves) or 1)
+    values = c4openings.solve_openings(2, log=lambda m: None, progress=progress)
+    assert len(calls) == 25 and len(set(calls)) == 25  # nothing solved twice
+    assert sum(v == -1 for v in values.values()) >= 3
+    progress.write_text(json.dumps({"plies": 1, "values": {"1": 1}}))
+    with pytest.raises(ValueError, match="not 2-move openings"):
+        c4openings.solve_openings(2, log=lambda m: None, progress=progress)
+
+
 @pytest.mark.parametrize("plies", [2])
 def test_shipped_tables_agree_with_negamax(plies):
     two, one = table_file(plies), table_file(plies - 1)
