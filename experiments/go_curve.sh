@@ -4,13 +4,13 @@
 # kept, then a tournament in which GNU Go levels 1, 5 and 10 each play a few of its checkpoints at
 # 800 visits, then `azero elo-curve` (Elo against self-play positions and wall clock, the levels
 # as reference lines). Every step resumes: a finished run is kept, the tournament is resumable.
-#   STEPS="2000 6000 14000"  checkpoints to rate beside the last one;  GAMES=12 per pair.
+#   STEPS="2000 4000 6000 10000 14000 22000"  checkpoints to rate beside the last one;  GAMES=12 per pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AZ=${AZ:-.venv/bin/azero}
 OUT=${OUT:-runs/go-curve}
 RUN=$OUT/all-cheap
-STEPS=${STEPS:-"2000 6000 14000"}
+STEPS=${STEPS:-"2000 4000 6000 10000 14000 22000"}
 GAMES=${GAMES:-12}
 mkdir -p "$OUT"
 if [ ! -f "$RUN/done" ]; then
