@@ -138,13 +138,12 @@ def gauntlet_list(gauntlet: str | Sequence[str] | None) -> list[str]:
     return [gauntlet] if isinstance(gauntlet, str) else list(gauntlet)
 
 
-def tournament_pairs(players: Sequence[str], gauntlet: str | Sequence[str] | None) -> list[tuple[str, str]]:
+def tournament_pairs(players: Sequence[str], gauntlet: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Round robin: every (i < j) pair in list order. Gauntlet: (g, p) for every gauntlet player g and
     every other player p; gauntlet players do not meet each other (a checkpoint series against the
     GNU Go levels: the levels are rated through the games they share)."""
-    gauntlets = gauntlet_list(gauntlet)
-    if gauntlets:
-        return [(g, p) for g in gauntlets for p in players if p not in gauntlets]
+    if gauntlet:
+        return [(g, p) for g in gauntlet for p in players if p not in gauntlet]
     return [(players[i], players[j]) for i in range(len(players)) for j in range(i + 1, len(players))]
 
 
@@ -202,6 +201,7 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     New players are added to the roster.
     """
     log = log or (lambda line: print(line, flush=True))
+    gauntlet = gauntlet_list(gauntlet)
     from azero.runs.run_dir import make_output_dir
 
     out_dir = make_output_dir(out_dir, "--out")
@@ -213,7 +213,7 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
                 raise ValueError(f"{out_dir / META}: this tournament was started with {key}={meta[key]!r}, "
                                  f"not {wanted[key]!r}; resume with the same value or use a new --out")
             wanted[key] = meta[key]
-        if players is None and not gauntlet_list(gauntlet):
+        if players is None and not gauntlet:
             players, gauntlet = meta["players"], gauntlet_list(meta.get("gauntlet"))
             players = [p for p in players if p not in gauntlet]
         if games_per_pair is None:
@@ -227,7 +227,6 @@ def run_tournament(out_dir: str | Path, *, game_name: str | None = None, players
     if parallel < 1 or games_per_pair < 1 or opening_moves < 0 or seed < 0:
         raise ValueError(f"need parallel >= 1, games per pair >= 1, opening moves >= 0, seed >= 0; "
                          f"got {parallel}, {games_per_pair}, {opening_moves}, {seed}")
-    gauntlet = gauntlet_list(gauntlet)
     specs = [parse_player_spec(p) for p in gauntlet + list(players)]
     names = list(dict.fromkeys(s.name for s in specs))  # spec strings, in order, once each
     if len(names) < 2:
