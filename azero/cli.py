@@ -228,10 +228,25 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     from azero.eval.compare import parse_budgets
 
     depths = [int(d) for d in args.depths.split(",") if d.strip()]
-    run_c4_accuracy(checkpoint=args.checkpoint, simulations=parse_budgets(args.sims) if args.sims.strip() else [],
-                    positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm, out=args.out,
-                    cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers, device=args.device,
-                    threads=args.threads, precision=args.precision, backend=args.backend, solver=args.solver)
+    extra = []
+    if args.agent:
+        from azero.agents.factory import PlayerFactory
+        from azero.games import make_game
+
+        # Built before any test set is solved, so a bad spec fails at once; named by their spec.
+        factory = PlayerFactory(make_game("connect4"), device=args.device, threads=args.threads,
+                                precision=args.precision, backend=args.backend)
+        extra = [factory.build(spec, seed=args.seed) for spec in args.agent]
+    try:
+        run_c4_accuracy(checkpoint=args.checkpoint,
+                        simulations=parse_budgets(args.sims) if args.sims.strip() else [],
+                        positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm,
+                        out=args.out, cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers,
+                        device=args.device, threads=args.threads, precision=args.precision, backend=args.backend,
+                        solver=args.solver, extra_agents=extra)
+    finally:
+        for agent in extra:
+            agent.close()
     return 0
 
 
@@ -488,6 +503,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="solver threads (default: one per CPU core)")
     p.add_argument("--solver", action="store_true", help="the searches prove outcomes up the tree (MCTS-Solver, "
                    "search.solver; PUCT only)")
+    p.add_argument("--agent", action="append", metavar="SPEC",
+                   help="one more agent as a player spec, scored after the others (repeatable; e.g. "
+                        "'mcts:runs/c4@800:c_init=2.0:fpu_reduction=0.2')")
     add_device(p)
     add_threads(p)
     p.set_defaults(func=cmd_c4_accuracy)

@@ -148,6 +148,24 @@ def test_cli_smoke_with_a_tiny_checkpoint(c4_run, tmp_path, capsys):
     assert json.loads(out.read_text())["agents"] == doc["agents"]
 
 
+def test_cli_scores_extra_agents_given_as_player_specs(c4_run, tmp_path):
+    out = tmp_path / "acc.json"
+    tuned = f"mcts:{c4_run}@8:c_init=3.0:fpu_reduction=0.3"
+    assert main(["c4-accuracy", "--checkpoint", str(c4_run), "--positions", "8", "--depths", "20", "--sims", "8",
+                 "--cache-dir", str(tmp_path / "cache"), "--out", str(out), "--agent", tuned,
+                 "--agent", "random"]) == 0
+    records = json.loads(out.read_text())["agents"]
+    assert [r["name"] for r in records] == ["random", "raw", "puct@8", tuned, "random"]
+    assert records[3]["overall"]["n"] == 8
+
+
+def test_cli_rejects_a_bad_agent_spec_before_solving_anything(tmp_path, capsys):
+    assert main(["c4-accuracy", "--positions", "3", "--cache-dir", str(tmp_path / "cache"),
+                 "--agent", "mcts:shipped@8:c_int=2"]) == 2
+    assert "c_int" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists()
+
+
 def test_cli_rejects_bad_arguments(capsys):
     assert main(["c4-accuracy", "--depths", "0", "--positions", "3", "--no-cache"]) == 2
     assert "depth must lie in" in capsys.readouterr().err
