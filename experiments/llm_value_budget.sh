@@ -4,7 +4,7 @@
 # 0.66). This refits each head (`azero llm train --value-only`: the same joint objective, value BCE
 # plus the LM's own loss, so the LM trains on as well) on
 # 8,192 problems x 8 rollouts in 3,000 steps, then reruns the protocol's 1,024- and 4,096-token
-# columns (500 test problems, SEEDS default 0,1,2; the README's figures are seed 0) for the vote
+# columns (500 test problems, SEEDS default 0,1,2, as in the README) for the vote
 # baselines and the step searches; then expert iteration from the refitted countdown3 checkpoint.
 # Resumable: a refitted checkpoint or a finished comparison is kept.
 cd "$(dirname "$0")/.."
