@@ -313,7 +313,7 @@ def cmd_llm_iterate(args: argparse.Namespace) -> int:
                         lm_lr=args.lm_lr,
                         value_problems=args.value_problems, value_steps=args.value_steps,
                         eval_problems=args.eval_problems, eval_budget=args.eval_budget, batch=args.batch,
-                        seed=args.seed)
+                        seed=args.seed, terminal=args.terminal)
     if not Path(args.ckpt).is_file():
         raise FileNotFoundError(f"--ckpt {args.ckpt}: no such checkpoint (train one with `azero llm train`)")
     out = Path(args.out or f"runs/llm/iterate-{Path(args.ckpt).stem}")
@@ -460,6 +460,9 @@ def _add_iterate_parser(sub) -> None:
     p.add_argument("--eval-budget", type=_budget, default=1024, help="tokens per problem of the evaluated search "
                                                                      "(default 1024)")
     p.add_argument("--batch", type=_positive, default=50, help="problems searched in lockstep (default 50)")
+    p.add_argument("--terminal", default="auto", choices=("auto", "verifier", "value_head"),
+                   help="finished answers in the train search's tree: scored by the verifier or the value head "
+                        "(default auto: the verifier on self-checkable tasks; the evaluations never use it)")
     add_seed(p)
     add_threads(p, default=0, help="torch CPU threads (0: torch's default)")
     p.set_defaults(func=cmd_llm_iterate)

@@ -6,7 +6,9 @@ retrain, round after round.
 Each round, from the previous round's network:
   1. search: the tree search (Gumbel at step level by default) solves `problems` train-split
      problems at `budget` generated tokens each; the verifier keeps the answers that are right
-     (train problems: the reward is the training signal, as self-play's game result is);
+     (train problems: the reward is the training signal, as self-play's game result is). On a
+     self-checkable task the tree also scores its finished answers by the verifier (`terminal`),
+     as AlphaZero's tree scores a finished game by the rules;
   2. distil: the LM is fine-tuned on every verified trace found so far (prompt + trace + <eos>,
      loss on the trace), so one forward pass learns what the search found;
   3. retrain the value: the value head is refit on the new LM's own verified rollouts (head mode:
@@ -74,6 +76,11 @@ class IterateConfig:
     batch: int = 50
     """Problems searched in lockstep."""
     seed: int = 0
+    terminal: str = "auto"
+    """Terminal leaves of the round's search on train problems: 'verifier' (the task's reward, as
+    AlphaZero's tree scores a finished game by its rules), 'value_head', or 'auto': the verifier
+    where the task is self-checkable (its verifier needs only the prompt), else the value head.
+    The evaluations' test-time search always uses the value head (verifier-free, as in compare)."""
 
     def check(self) -> None:
         if self.method not in SEARCH_METHODS:
@@ -86,13 +93,26 @@ class IterateConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)} (a budget of 0 tokens leaves "
                                  f"no room for an answer)" if "budget" in name else
                                  f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.terminal not in ("auto", "verifier", "value_head"):
+            raise ValueError(f"terminal must be 'auto', 'verifier' or 'value_head', got {self.terminal!r}")
         if not self.lm_lr > 0:
             raise ValueError(f"lm_lr must be > 0, got {self.lm_lr}")
 
 
-def _search(model, task: Task, problems, cfg: IterateConfig, budget: int, answer_tokens: float):
-    """(answers, meter) of cfg.method at `budget` tokens per problem."""
-    ccfg = CompareConfig(seed=cfg.seed, batch=cfg.batch)
+def train_terminal(task: Task, cfg: IterateConfig) -> str:
+    """The terminal value of the rounds' search on train problems (cfg.terminal resolved for `task`)."""
+    if cfg.terminal == "auto":
+        return "verifier" if task.self_checkable else "value_head"
+    if cfg.terminal == "verifier" and not task.self_checkable:
+        raise ValueError(f"terminal 'verifier': task {task.name!r} is not self-checkable (its verifier knows the "
+                         f"answer); use 'value_head' or 'auto'")
+    return cfg.terminal
+
+
+def _search(model, task: Task, problems, cfg: IterateConfig, budget: int, answer_tokens: float,
+            terminal: str = "value_head"):
+    """(answers, meter, search config) of cfg.method at `budget` tokens per problem."""
+    ccfg = CompareConfig(seed=cfg.seed, batch=cfg.batch, terminal=terminal)
     tcfg = budget_search_config(cfg.method, ccfg, task, budget, answer_tokens=answer_tokens)
     eng = LMEngine(model)
     answers = []
@@ -134,6 +154,7 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
     out.mkdir(parents=True, exist_ok=True)
     model, meta = load_checkpoint(ckpt)
     task = make_task(meta["task"])
+    terminal = train_terminal(task, cfg)
     record_path = out / RECORD
     wanted = {"start": str(ckpt), "task": task.name, "config": dataclasses.asdict(cfg)}
     if record_path.exists():
@@ -178,7 +199,7 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
         vocab = vocab_of(eng)
         greedy = greedy_decode(eng, task, problems[: min(len(problems), 200)])
         answer_tokens = float(np.mean([len(a) for a in greedy]))
-        answers, meter, _ = _search(model, task, problems, cfg, cfg.budget, answer_tokens)
+        answers, meter, _ = _search(model, task, problems, cfg, cfg.budget, answer_tokens, terminal=terminal)
         solved, new = 0, []
         for p, a in zip(problems, answers):
             if task.verify_tokens(p, a, vocab) == 1.0:
@@ -209,7 +230,7 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
         ev = evaluate(model, task, cfg)
         doc["rounds"].append({
             "round": rnd,
-            "search": {"problems": len(problems), "solved": solved, "budget": cfg.budget,
+            "search": {"problems": len(problems), "solved": solved, "budget": cfg.budget, "terminal": terminal,
                        "generated_tokens": meter.generated_tokens, "forward_tokens": meter.forward_tokens,
                        "wall_s": meter.wall_s},
             "distil": {"traces": len(traces), "new_traces": len(new), "steps": steps, "loss": loss},

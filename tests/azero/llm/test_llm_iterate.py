@@ -82,3 +82,16 @@ def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="method must be one of"):
         IterateConfig(method="beam").check()
     assert np.isfinite(IterateConfig().lm_lr)
+
+
+def test_train_search_terminal_follows_the_task():
+    from azero.llm.iterate import train_terminal
+
+    countdown, sum3 = make_task("countdown"), make_task("sum3")
+    assert train_terminal(countdown, IterateConfig()) == "verifier"      # self-checkable: the rules score it
+    assert train_terminal(sum3, IterateConfig()) == "value_head"         # its verifier knows the answer
+    assert train_terminal(countdown, IterateConfig(terminal="value_head")) == "value_head"
+    with pytest.raises(ValueError, match="not self-checkable"):
+        train_terminal(sum3, IterateConfig(terminal="verifier"))
+    with pytest.raises(ValueError, match="terminal must be"):
+        IterateConfig(terminal="oracle").check()
