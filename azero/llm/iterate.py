@@ -155,6 +155,9 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
     model, meta = load_checkpoint(ckpt)
     task = make_task(meta["task"])
     terminal = train_terminal(task, cfg)
+    # A split too small for the settings is an error now, not after the first evaluation.
+    task.problems("train", cfg.problems, seed=cfg.seed * 1000 + 1)
+    task.problems("test", cfg.eval_problems, seed=cfg.seed)
     record_path = out / RECORD
     wanted = {"start": str(ckpt), "task": task.name, "config": dataclasses.asdict(cfg)}
     if record_path.exists():

@@ -95,3 +95,10 @@ def test_train_search_terminal_follows_the_task():
         train_terminal(sum3, IterateConfig(terminal="verifier"))
     with pytest.raises(ValueError, match="terminal must be"):
         IterateConfig(terminal="oracle").check()
+
+
+def test_more_problems_than_the_split_is_an_error_before_any_work(start, tmp_path):
+    log = []
+    with pytest.raises(ValueError, match="could not draw 1200 distinct train problems"):
+        run_iterate(start, tmp_path / "big", IterateConfig(rounds=1, **{**CFG, "problems": 1200}), log=log.append)
+    assert log == [] and not (tmp_path / "big" / "iterate.json").exists()
