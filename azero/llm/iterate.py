@@ -12,7 +12,8 @@ Each round, from the previous round's network:
   2. distil: the LM is fine-tuned on every verified trace found so far (prompt + trace + <eos>,
      loss on the trace), so one forward pass learns what the search found;
   3. retrain the value: the value head is refit on the new LM's own verified rollouts (head mode:
-     the trunk is the distilled LM, left as distillation made it; no ground-truth solutions enter).
+     the trunk is the distilled LM, left as distillation made it; joint mode: the whole network,
+     with the LM loss on the verified traces; no ground-truth solutions enter either way).
 Round 0 is the starting checkpoint, evaluated only. Every round is evaluated the same way on
 test problems: greedy decoding (raw, one forward pass per token) and the search at
 `eval_budget` tokens, each with its 95% Wilson interval.
@@ -71,6 +72,10 @@ class IterateConfig:
     lm_lr: float = 1e-3
     value_problems: int = 4096
     value_steps: int = 800
+    value_mode: str = "head"
+    """The value refit: 'head' (the trunk is the distilled LM, left as it is; only the head's MLP
+    fits) or 'joint' (the whole network, value BCE plus the LM loss on every verified trace so far:
+    the trunk learns features of correctness while distillation goes on; still no ground truth)."""
     eval_problems: int = 200
     eval_budget: int = 1024
     batch: int = 50
@@ -93,6 +98,8 @@ class IterateConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)} (a budget of 0 tokens leaves "
                                  f"no room for an answer)" if "budget" in name else
                                  f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.value_mode not in ("head", "joint"):
+            raise ValueError(f"value_mode must be 'head' or 'joint', got {self.value_mode!r}")
         if self.terminal not in ("auto", "verifier", "value_head"):
             raise ValueError(f"terminal must be 'auto', 'verifier' or 'value_head', got {self.terminal!r}")
         if not self.lm_lr > 0:
@@ -224,10 +231,11 @@ def run_iterate(ckpt: str | os.PathLike, out_dir: str | os.PathLike, cfg: Iterat
         else:  # nothing verified yet: the round only refits the value head
             loss, steps = None, 0
             log(f"[iterate] round {rnd}: no verified trace to distil; the LM is left as it was")
-        tcfg = TrainConfig(value_problems=cfg.value_problems, value_steps=cfg.value_steps, value_mode="head",
-                           seed=cfg.seed + rnd, batch=cfg.lm_batch)
+        tcfg = TrainConfig(value_problems=cfg.value_problems, value_steps=cfg.value_steps,
+                           value_mode=cfg.value_mode, seed=cfg.seed + rnd, batch=cfg.lm_batch)
         torch.manual_seed(cfg.seed + rnd)
-        value = train_value(model, task, tcfg, log=log)
+        value = train_value(model, task, tcfg, log=log,
+                            lm_sequences=(seqs, pls) if cfg.value_mode == "joint" and seqs else None)
         save_checkpoint(out / f"round_{rnd}.safetensors", model, task=meta["task"],
                         info={"iterate_round": rnd, "start": str(ckpt), "config": dataclasses.asdict(cfg)})
         ev = evaluate(model, task, cfg)

@@ -93,6 +93,17 @@ def _lm_batch(task: Task, problems, rng: np.random.Generator, batch: int):
     return x, y
 
 
+def _sequence_batch(seqs: list[list[int]], prompt_lens: list[int], rng: np.random.Generator, batch: int):
+    """(x, y) of `batch` sequences drawn from fixed ones, targets at answer positions only."""
+    idx = rng.integers(len(seqs), size=batch)
+    x = _pad([seqs[int(i)] for i in idx])
+    y = torch.full_like(x, -100)
+    for j, i in enumerate(idx):
+        s, pl = seqs[int(i)], prompt_lens[int(i)]
+        y[j, pl - 1: len(s) - 1] = torch.tensor(s[pl:])
+    return x, y
+
+
 def greedy_accuracy(model: TinyGPT, task: Task, problems, *, batch: int = 256) -> float:
     """Fraction of `problems` the model's greedy answer solves (a fresh engine, not metered)."""
     engine = LMEngine(model)
@@ -167,13 +178,7 @@ def finetune_lm(model: TinyGPT, seqs: list[list[int]], prompt_lens: list[int], *
     for step in range(1, steps + 1):
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, step / warmup)
-        idx = rng.integers(len(seqs), size=min(batch, len(seqs)))
-        chosen = [seqs[int(i)] for i in idx]
-        x = _pad(chosen)
-        y = torch.full_like(x, -100)
-        for j, i in enumerate(idx):
-            s, pl = seqs[int(i)], prompt_lens[int(i)]
-            y[j, pl - 1: len(s) - 1] = torch.tensor(s[pl:])
+        x, y = _sequence_batch(seqs, prompt_lens, rng, min(batch, len(seqs)))
         model.train()
         logits, _, _ = model(x)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
@@ -250,12 +255,15 @@ def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
-def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print) -> dict:
+def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print,
+                lm_sequences: tuple[list[list[int]], list[int]] | None = None) -> dict:
     """Fit the value head on verified rollouts of 'value' problems; returns a summary dict.
 
     mode 'joint' (default): the whole network learns, value BCE on rollout prefixes plus the LM's
     own cross-entropy on train sequences (so the policy stays what it was while the shared trunk
-    learns features of correctness, as AlphaZero's policy-value network does). mode 'head': the
+    learns features of correctness, as AlphaZero's policy-value network does): the task's
+    ground-truth solutions of train problems, or `lm_sequences` (sequences, prompt lengths; loss on
+    the answer tokens) where given, e.g. expert iteration's verified search traces. mode 'head': the
     LM is frozen and only the head's MLP is fit. A fifth of the value problems is held out: the
     summary reports the head's BCE and AUC (correct vs wrong finished answers) on them.
     """
@@ -282,7 +290,9 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
     params = list(model.parameters()) if joint else list(model.value_mlp.parameters())
     opt = torch.optim.AdamW(params, lr=cfg.value_lr, weight_decay=0.0)
     train = task.problems("train", min(20_000, cfg.value_steps * cfg.batch), seed=cfg.seed + 5, distinct=False) \
-        if joint else None
+        if joint and lm_sequences is None else None
+    if lm_sequences is not None and not lm_sequences[0]:
+        raise ValueError("train_value: lm_sequences holds no sequence")
     ema = None
     seq_batch = max(1, cfg.value_batch // 16)  # sequences per step (about 16 prefixes each)
     for step in range(1, cfg.value_steps + 1):
@@ -299,7 +309,8 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
             bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden), labels)
         loss = bce
         if joint:
-            xl, yl = _lm_batch(task, train, rng, cfg.batch // 2)
+            xl, yl = _lm_batch(task, train, rng, cfg.batch // 2) if lm_sequences is None else \
+                _sequence_batch(*lm_sequences, rng, cfg.batch // 2)
             logits, _, _ = model(xl)
             loss = loss + F.cross_entropy(logits.reshape(-1, logits.shape[-1]), yl.reshape(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=True)

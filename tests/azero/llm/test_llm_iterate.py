@@ -102,3 +102,30 @@ def test_more_problems_than_the_split_is_an_error_before_any_work(start, tmp_pat
     with pytest.raises(ValueError, match="could not draw 1200 distinct train problems"):
         run_iterate(start, tmp_path / "big", IterateConfig(rounds=1, **{**CFG, "problems": 1200}), log=log.append)
     assert log == [] and not (tmp_path / "big" / "iterate.json").exists()
+
+
+def test_joint_value_refit_trains_the_lm_on_the_given_sequences(start):
+    from azero.search.llm.vocab import vocab_of
+    from azero.train.llm.engine import LMEngine
+    from azero.train.llm.train import train_value
+
+    task = make_task("sum3")
+    model, _ = load_checkpoint(start)
+    vocab = vocab_of(LMEngine(model))
+    rng = np.random.default_rng(0)
+    probs = task.problems("train", 8, seed=4)
+    # Sequences the ground truth would never teach: each prompt with another problem's answer.
+    seqs, pls = [], []
+    for p, q in zip(probs, probs[1:] + probs[:1]):
+        prompt = list(vocab.prompt(task, p))
+        answer = task.training_sequence(q, rng)[len(q.prompt):]
+        seqs.append(prompt + list(answer))
+        pls.append(len(prompt))
+    before = _nll(model, seqs, pls)
+    cfg = TrainConfig(value_problems=16, value_steps=40, value_mode="joint", batch=32, seed=1)
+    summary = train_value(model, task, cfg, log=lambda s: None, lm_sequences=(seqs, pls))
+    assert summary["mode"] == "joint" and _nll(model, seqs, pls) < before
+    with pytest.raises(ValueError, match="no sequence"):
+        train_value(model, task, cfg, log=lambda s: None, lm_sequences=([], []))
+    with pytest.raises(ValueError, match="value_mode must be"):
+        IterateConfig(value_mode="lm").check()
