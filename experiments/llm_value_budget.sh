@@ -23,9 +23,17 @@ for task in ${TASKS:-countdown game24}; do
     --methods greedy,bon-value,bon-majority,bon-weighted,oracle,step-beam,step-beam-weighted,dvts,dvts-weighted,puct-step,gumbel-step \
     --out "$OUT/compare-$task"
 done
-# Expert iteration from the refitted countdown3 checkpoint, evaluated on 500 test problems, each
-# round's value head refit with the same larger budget (head mode: the distilled LM stays as it is).
+# Expert iteration from the refitted countdown3 checkpoint, evaluated on 500 test problems. The
+# README's first table from it refit only the value head (--terminal value_head --value-mode head
+# --value-steps 3000, then the defaults); the defaults now score the train search's finished
+# answers by the verifier and refit the whole network (value BCE + LM loss on the verified traces).
+# Then the start and round 2 on 2,500 test problems (nearly the whole test split).
 if [[ " ${TASKS:-countdown game24} " == *" countdown "* ]]; then
   nice "$AZERO" llm iterate --ckpt "$OUT/countdown.safetensors" --rounds 2 --eval-problems 500 \
-    --value-problems 8192 --value-steps 3000 --threads $T --out "$OUT/iterate-countdown"
+    --value-problems 8192 --value-steps 1000 --threads $T --out "$OUT/iterate-joint"
+  for pair in "start $OUT/countdown.safetensors" "round2 $OUT/iterate-joint/round_2.safetensors"; do
+    set -- $pair
+    nice "$AZERO" llm compare --ckpt $2 --problems 2500 --seeds 0 --budgets 1024 \
+      --methods greedy,gumbel-step,bon-weighted --no-kv-check --threads $T --out "$OUT/iterate-eval2500-$1"
+  done
 fi

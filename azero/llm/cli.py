@@ -456,9 +456,9 @@ def _add_iterate_parser(sub) -> None:
     p.add_argument("--lm-lr", type=float, default=1e-3, help="distillation learning rate (default 1e-3)")
     p.add_argument("--value-problems", type=_positive, default=4096, help="value refit: problems (default 4096)")
     p.add_argument("--value-steps", type=_positive, default=800, help="value refit: steps (default 800)")
-    p.add_argument("--value-mode", default="head", choices=("head", "joint"),
-                   help="value refit: the head's MLP only (default) or the whole network, with the LM loss on "
-                        "the verified traces")
+    p.add_argument("--value-mode", default="joint", choices=("joint", "head"),
+                   help="value refit: the whole network, with the LM loss on the verified traces (default), or "
+                        "the head's MLP only (cheaper)")
     p.add_argument("--eval-problems", type=_positive, default=200, help="test problems per evaluation (default 200)")
     p.add_argument("--eval-budget", type=_budget, default=1024, help="tokens per problem of the evaluated search "
                                                                      "(default 1024)")
