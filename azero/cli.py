@@ -228,7 +228,7 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     from azero.eval.compare import parse_budgets
 
     depths = [int(d) for d in args.depths.split(",") if d.strip()]
-    extra = []
+    extra, factory = [], None
     if args.agent:
         from azero.agents.factory import PlayerFactory
         from azero.games import make_game
@@ -243,7 +243,7 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
                         positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm,
                         out=args.out, cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers,
                         device=args.device, threads=args.threads, precision=args.precision, backend=args.backend,
-                        solver=args.solver, extra_agents=extra)
+                        solver=args.solver, extra_agents=extra, factory=factory)
     finally:
         for agent in extra:
             agent.close()

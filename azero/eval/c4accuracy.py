@@ -394,7 +394,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
                     cache_dir: str | os.PathLike | None = None, cache: bool = True, workers: int | None = None,
                     batch: int = 64,
                     device: str = "auto", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
-                    extra_agents: Sequence[Player] = (), solver: bool = False,
+                    extra_agents: Sequence[Player] = (), solver: bool = False, factory=None,
                     stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     """Build (or load) the test sets, evaluate the agents, print the table, write JSON to `out`.
 
@@ -403,7 +403,8 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     use MCTS-Solver (SearchConfig.solver). `checkpoint` follows
     --checkpoint's convention (agents/checkpoints.py): None is the shipped network, 'none' no network.
     Test sets are cached in cache_dir (None: default_cache_dir()) unless cache is False; `workers`
-    solver threads build missing ones (None: one per CPU core).
+    solver threads build missing ones (None: one per CPU core). `factory`: the PlayerFactory that
+    built `extra_agents`, whose evaluator for the checkpoint is then shared rather than loaded again.
     """
     from azero.agents.mcts import MctsPlayer
     from azero.search.config import play_config
@@ -434,8 +435,11 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
 
     path = resolve_checkpoint(checkpoint, game.spec.name)
-    evaluator = load_evaluator(path, game=game, device=device, threads=threads, precision=precision,
-                               backend=backend, no_network="uniform").evaluator
+    if path is not None and factory is not None:
+        evaluator = factory.evaluator(str(path))
+    else:
+        evaluator = load_evaluator(path, game=game, device=device, threads=threads, precision=precision,
+                                   backend=backend, no_network="uniform").evaluator
     if path is not None:
         if checkpoint is None:
             log(f"no --checkpoint: the shipped network {path}")

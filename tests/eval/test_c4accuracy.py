@@ -148,7 +148,21 @@ def test_cli_smoke_with_a_tiny_checkpoint(c4_run, tmp_path, capsys):
     assert json.loads(out.read_text())["agents"] == doc["agents"]
 
 
-def test_cli_scores_extra_agents_given_as_player_specs(c4_run, tmp_path):
+def test_cli_scores_extra_agents_given_as_player_specs(c4_run, tmp_path, monkeypatch):
+    import azero.agents.checkpoints as checkpoints
+    import azero.agents.factory as factory
+
+    loads = []
+
+    def counting(load):
+        def wrapped(path, **kw):
+            loads.append(path)
+            return load(path, **kw)
+        return wrapped
+
+    # The network of --checkpoint and of an --agent naming the same file is loaded once.
+    monkeypatch.setattr(checkpoints, "load_evaluator", counting(checkpoints.load_evaluator))
+    monkeypatch.setattr(factory, "load_evaluator", counting(factory.load_evaluator))
     out = tmp_path / "acc.json"
     tuned = f"mcts:{c4_run}@8:c_init=3.0:fpu_reduction=0.3"
     assert main(["c4-accuracy", "--checkpoint", str(c4_run), "--positions", "8", "--depths", "20", "--sims", "8",
@@ -157,6 +171,7 @@ def test_cli_scores_extra_agents_given_as_player_specs(c4_run, tmp_path):
     records = json.loads(out.read_text())["agents"]
     assert [r["name"] for r in records] == ["random", "raw", "puct@8", tuned, "random"]
     assert records[3]["overall"]["n"] == 8
+    assert len(loads) == 1
 
 
 def test_cli_rejects_a_bad_agent_spec_before_solving_anything(tmp_path, capsys):
