@@ -85,8 +85,13 @@ def _lm_batch(task: Task, problems, rng: np.random.Generator, batch: int):
         p = problems[int(i)]
         seqs.append(task.training_sequence(p, rng))
         prompt_lens.append(len(p.prompt))
+    return _answer_batch(seqs, prompt_lens)
+
+
+def _answer_batch(seqs: list[list[int]], prompt_lens: list[int]):
+    """(x, y): the sequences padded, and as targets the next token at answer positions only
+    (prompt and padding ignored)."""
     x = _pad(seqs)
-    # Targets: the next token at answer positions only (prompt and padding ignored).
     y = torch.full_like(x, -100)
     for i, (s, pl) in enumerate(zip(seqs, prompt_lens)):
         y[i, pl - 1: len(s) - 1] = torch.tensor(s[pl:])
@@ -94,14 +99,9 @@ def _lm_batch(task: Task, problems, rng: np.random.Generator, batch: int):
 
 
 def _sequence_batch(seqs: list[list[int]], prompt_lens: list[int], rng: np.random.Generator, batch: int):
-    """(x, y) of `batch` sequences drawn from fixed ones, targets at answer positions only."""
-    idx = rng.integers(len(seqs), size=batch)
-    x = _pad([seqs[int(i)] for i in idx])
-    y = torch.full_like(x, -100)
-    for j, i in enumerate(idx):
-        s, pl = seqs[int(i)], prompt_lens[int(i)]
-        y[j, pl - 1: len(s) - 1] = torch.tensor(s[pl:])
-    return x, y
+    """(x, y) of `batch` sequences drawn from fixed ones (_answer_batch)."""
+    idx = [int(i) for i in rng.integers(len(seqs), size=batch)]
+    return _answer_batch([seqs[i] for i in idx], [prompt_lens[i] for i in idx])
 
 
 def greedy_accuracy(model: TinyGPT, task: Task, problems, *, batch: int = 256) -> float:
