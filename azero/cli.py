@@ -121,6 +121,15 @@ def cmd_bench_selfplay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_run(args: argparse.Namespace) -> int:
+    from azero.bench.run import run_run_bench
+
+    arms = [a.strip() for a in args.arms.split(";")] if args.arms else None
+    run_run_bench(args.game, minutes=args.minutes, rounds=args.rounds, arms=arms,
+                  overrides=list(args.overrides or []))
+    return 0
+
+
 def cmd_gtp(args: argparse.Namespace) -> int:
     from azero.gtp.options import run_from_args
 
@@ -389,6 +398,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip part 3 (workers, server, games per worker)")
     _add_overrides(p)
     p.set_defaults(func=cmd_bench_selfplay)
+    p = bsub.add_parser("run", help="whole self-play runs at equal wall clock per placement: worker threads "
+                                    "(pinned, the peer; unpinned) vs worker processes")
+    p.add_argument("--game", default="connect4", help="game whose preset runs (default connect4)")
+    p.add_argument("--minutes", type=float, default=3.0, help="wall clock per run (default 3)")
+    p.add_argument("--rounds", type=int, default=1, help="alternating rounds, median taken (default 1)")
+    p.add_argument("--arms", default=None,
+                   help="';'-separated arms (default all: 'threads, pinned;threads;processes')")
+    _add_overrides(p)
+    p.set_defaults(func=cmd_bench_run)
     p = sub.add_parser("tournament", help="round-robin or gauntlet between player specs, resumable, with Elo",
                        description="Plays every pair (or each --gauntlet player against all), saves every game, appends each "
                                    "result to OUT/results.jsonl as the game ends, and writes an Elo table and plot. "

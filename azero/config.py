@@ -52,11 +52,22 @@ class RunConfig:
     """OpenVINO: compile each training round's new weights in a background thread and swap them in
     between batches (~1 s per compile off the self-play path). false compiles in place: slower,
     but a one-worker run is then deterministic for its seed with every backend."""
+    cpu_pinning: bool = False
+    """OpenVINO binds its inference threads to cores. Off: each compiled model pins to the first
+    cores, so two worker processes' models share one core (measured on connect four: 1.2 of 2
+    cores busy with it, 1.7 without), and a pinned thread cannot move to a core a Python thread
+    left free (`azero bench run` measures both)."""
     evaluator: str = "auto"
     """'inprocess' (each worker runs the net itself), 'server' (a shared batching inference
     server), or 'auto' (in-process on CPU, server on CUDA; see `azero bench selfplay`)."""
     workers: int = 1
     """Self-play workers (threads for the local runner, actors for ray)."""
+    worker_processes: bool = False
+    """Local runner: each self-play worker in a process of its own with its own network (spawned
+    children, azero/runs/processes.py), and the learner training in this process while they play
+    (a round's games use the weights of one round earlier). Threads share one interpreter lock:
+    on connect four two worker threads keep 1.3 of 2 cores busy. Deterministic for a seed with
+    any number of workers when run.async_reload=false. false: worker threads sharing one evaluator."""
     moves_per_round: int = 4
     """Lockstep self-play moves per worker call: between two training phases (local runner); between
     two weight checks of a worker actor, which trains alongside (ray)."""
@@ -73,7 +84,7 @@ class RunConfig:
     Both runners (Ray: the learner actor reads the file, so it must be on storage every node sees)."""
     max_cpu_minutes: Optional[float] = None
     """Stop (with a checkpoint) after the run's process has used this much CPU time (all its
-    threads; the total across resumes, as max_minutes; local runner only: Ray's roles spend their CPU time in other processes, on other nodes,
+    threads, and its worker processes with run.worker_processes; the total across resumes, as max_minutes; local runner only: Ray's roles spend their CPU time in other processes, on other nodes,
     so run.runner=ray refuses the key and takes run.max_minutes). Ablation arms use it rather than max_minutes: on a shared
     machine the wall clock also counts other jobs, the CPU time only the arm's own work
     (2 idle cores: 90 CPU minutes ~ 45 minutes of wall clock)."""
@@ -158,6 +169,12 @@ def validate(cfg: DictConfig) -> AzeroConfig:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")
     if obj.run.evaluator not in ("auto", "inprocess", "server"):
         raise ConfigError(f"run.evaluator must be 'auto', 'inprocess' or 'server', got {obj.run.evaluator!r}")
+    if obj.run.worker_processes and obj.run.runner != "local":
+        raise ConfigError("run.worker_processes is a local-runner placement (Ray's workers are processes "
+                          "already); drop it or use run.runner=local")
+    if obj.run.worker_processes and obj.run.evaluator == "server":
+        raise ConfigError("run.worker_processes gives each worker a network of its own; run.evaluator=server "
+                          "shares one in the driver: use one or the other")
     if obj.run.max_cpu_minutes is not None and obj.run.runner != "local":
         raise ConfigError("run.max_cpu_minutes counts this process's CPU time: local runner only (Ray's "
                           "roles spend theirs in other processes); use run.max_minutes with run.runner=ray")

@@ -59,9 +59,12 @@ class NetworkEvaluator:
     """
 
     def __init__(self, net: torch.nn.Module, *, device: str | torch.device = "auto", threads: int | None = None,
-                 precision: str = "auto", backend: str = "auto", async_reload: bool = True, streams: int = 1):
+                 precision: str = "auto", backend: str = "auto", async_reload: bool = True, streams: int = 1,
+                 pinning: bool = False, reload_duty: float = 0.25):
         """`threads`: CPU threads per forward pass (torch's are process-wide); `streams`: threads that
-        call evaluate() at the same time (OpenVINO runs that many requests in parallel)."""
+        call evaluate() at the same time (OpenVINO runs that many requests in parallel); `pinning`:
+        OpenVINO binds its threads to cores (run.cpu_pinning); `reload_duty`: the most of one core
+        OpenVINO's background compiles of new weights may take."""
         self.device = pick_device(device) if isinstance(device, str) else device
         self.net = net.to(self.device).eval()
         self.precision = resolve_precision(precision, self.device.type)
@@ -77,7 +80,8 @@ class NetworkEvaluator:
         if self.backend == "openvino":
             try:
                 self.openvino = OpenVinoNet(self.net, precision=self.precision, threads=threads or None,
-                                            streams=streams, async_reload=async_reload)
+                                            streams=streams, async_reload=async_reload, pinning=pinning,
+                                            reload_duty=reload_duty)
             except OpenVinoError as e:
                 self._fall_back(e)
         self.evaluations = 0

@@ -57,7 +57,7 @@ class OpenVinoNet:
     scores [B] for a net with a score head (the outputs of the net's forward)."""
 
     def __init__(self, net: torch.nn.Module, *, precision: str, threads: int | None = 1, streams: int = 1,
-                 async_reload: bool = True, reload_duty: float = 0.25):
+                 async_reload: bool = True, reload_duty: float = 0.25, pinning: bool = False):
         try:
             import openvino as ov
         except Exception as e:  # ImportError, or a broken install failing to load its libraries
@@ -67,8 +67,11 @@ class OpenVinoNet:
         if streams < 1 or not 0 < reload_duty <= 1:
             raise ValueError(f"OpenVinoNet: need streams >= 1 and 0 < reload_duty <= 1, got {streams}, {reload_duty}")
         self.reload_duty = reload_duty
+        # Pinning binds each compiled model's inference threads to the first cores, so two models
+        # (two worker processes, or analysis parts) pin to the same core and a pinned thread cannot
+        # move to a core a Python thread left free: off unless asked for (run.cpu_pinning).
         self._config = {"INFERENCE_PRECISION_HINT": precision, "NUM_STREAMS": int(streams),
-                        "PERFORMANCE_HINT": "LATENCY"}
+                        "PERFORMANCE_HINT": "LATENCY", "ENABLE_CPU_PINNING": bool(pinning)}
         if threads:  # threads per stream; OpenVINO counts them over all streams
             self._config["INFERENCE_NUM_THREADS"] = int(threads) * int(streams)
         self.precision = precision

@@ -16,7 +16,11 @@ Methods (names used in --methods and in the JSON):
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
                               MCTS over LLMGame (azero.search.llm.searchers); value head at every leaf
-                              (terminal ones too) unless --terminal verifier
+                              (terminal ones too) unless --terminal verifier; the answer its moves reach
+    puct-step-weighted, gumbel-step-weighted
+                              the same search answering with the value-weighted vote over every finished
+                              answer its trees evaluated (the step beam's and DVTS's weighted rule; the
+                              value head's values, never the verifier's): one run gives both points
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from azero.llm.baselines import (STEP_AGGREGATES, beam_decode, choose_answers, d
                                  sample_pool, step_beam_finals)
 from azero.llm.report import kv_reuse_lines
 from azero.search.llm.protocol import ComputeMeter
-from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode,
+from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode, mcts_search,
                                         simulations_for_budget, tree_search_config)
 from azero.search.llm.tasks import Problem, Task
 from azero.search.llm.vocab import vocab_of
@@ -56,8 +60,10 @@ SEARCH_DEFAULTS: dict[str, dict] = {
     "gumbel-step": {"gumbel_c_scale": 0.1, "gumbel_scale": 0.0, "gumbel_rescale_q": False},
 }
 """Per search method, fields (TreeSearchConfig.replace names) that differ from the defaults."""
+VOTED_SEARCH_METHODS = ("puct-step-weighted", "gumbel-step-weighted")
+"""A search method answering with the value-weighted vote over its trees' finished answers."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam", "step-beam",
-           "step-beam-weighted", "dvts", "dvts-weighted") + SEARCH_METHODS
+           "step-beam-weighted", "dvts", "dvts-weighted") + SEARCH_METHODS + VOTED_SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -252,23 +258,35 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
             methods[name] = {"points": pts[name]}
 
     for name in SEARCH_METHODS:
-        if name not in cfg.methods:
+        voted = f"{name}-weighted"
+        wanted = [m for m in (name, voted) if m in cfg.methods]
+        if not wanted:
             continue
-        pts = []
+        pts: dict[str, list] = {m: [] for m in wanted}
         for b in budgets:
             tcfg = budget_search_config(name, cfg, task, b, answer_tokens=answer_tokens)
             eng = LMEngine(model, kv_budget=cfg.kv_budget)
-            answers = []
+            answers, finals = [], []
             with eng.meter.timer():
                 for i in range(0, n, cfg.batch):
-                    answers += mcts_decode(eng, task, problems[i: i + cfg.batch], tcfg)
+                    got, fin = mcts_search(eng, task, problems[i: i + cfg.batch], tcfg)
+                    answers += got
+                    finals += fin
                     eng.clear()
-            pts.append(_point(verify_all(answers), eng.meter, n, budget=b, simulations=tcfg.search.simulations,
-                              **({"candidates": tcfg.num_candidates} if tcfg.level == "step" else {})))
+            chosen = {name: answers}
+            if voted in wanted:
+                chosen[voted] = choose_answers(task, problems, vocab, finals, select="weighted")
             widen = f", {tcfg.num_candidates} candidates" if tcfg.level == "step" else ""
-            log(f"{name} budget {b} ({tcfg.search.simulations} sims/move{widen}): {pts[-1]['accuracy']:.3f}, "
-                f"{pts[-1]['generated_tokens']:.0f} tokens, {pts[-1]['wall_s']:.2f}s/problem")
-        methods[name] = {"points": pts}
+            for m in wanted:
+                pts[m].append(_point(verify_all(chosen[m]), eng.meter, n, budget=b,
+                                     simulations=tcfg.search.simulations,
+                                     finished_answers=float(np.mean([len(f) for f in finals])),
+                                     **({"candidates": tcfg.num_candidates} if tcfg.level == "step" else {})))
+                log(f"{m} budget {b} ({tcfg.search.simulations} sims/move{widen}): {pts[m][-1]['accuracy']:.3f}, "
+                    f"{pts[m][-1]['generated_tokens']:.0f} tokens, {pts[m][-1]['finished_answers']:.1f} finished "
+                    f"answers, {pts[m][-1]['wall_s']:.2f}s/problem")
+        for m in wanted:
+            methods[m] = {"points": pts[m]}
 
     if cfg.kv_check and any(m in cfg.methods for m in SEARCH_METHODS):
         doc["kv_reuse"] = kv_reuse_check(model, task, problems[: cfg.batch], cfg.kv_check_budget or budgets[0],

@@ -12,7 +12,9 @@ LABELS = {"greedy": "greedy", "sample": "sampling pass@1", "bon-value": "best-of
           "step-beam-weighted": "step beam (weighted vote)", "dvts-weighted": "DVTS (weighted vote)",
           "oracle": "pass@N (oracle, verifier)",
           "beam": "beam search", "puct-token": "MCTS PUCT, token", "gumbel-token": "MCTS Gumbel, token",
-          "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step"}
+          "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step",
+          "puct-step-weighted": "MCTS PUCT, step (weighted vote)",
+          "gumbel-step-weighted": "MCTS Gumbel, step (weighted vote)"}
 """Table and legend name of each method."""
 
 

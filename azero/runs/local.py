@@ -6,10 +6,14 @@ the replay budget allows (replay.max_samples_per_position) and the
 self-play network receives the new weights. With one worker and the
 in-process evaluator a run is deterministic for its seed.
 
-Placement: the workers share one evaluator, either a NetworkEvaluator that
-they call in their own threads (run.evaluator=inprocess) or a Server that
-batches their calls together (server); the learner samples the ReplayBuffer
-directly.
+Placement: the workers are threads sharing one evaluator, either a
+NetworkEvaluator that they call in their own threads (run.evaluator=inprocess)
+or a Server that batches their calls together (server); or, with
+run.worker_processes, child processes with a network each (processes.py),
+and then the learner trains while they play: a round's games use the weights
+of one round earlier, and the run is deterministic for its seed with any
+number of workers (run.async_reload=false). The learner samples the
+ReplayBuffer directly.
 
 Resume: the newest checkpoint restores the learner exactly (weights,
 optimizer, RNG, samples trained on); the buffer reloads its shards; games
@@ -21,12 +25,15 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+import time
+
 import torch
 
 from azero.config import AzeroConfig
 from azero.games.config import game_from_config
 from azero.runs.orchestration import Budget, RunBook, choose_evaluator_mode, inference_options, init_source, \
     start_message
+from azero.runs.processes import WorkerProcess, children_cpu_seconds, numpy_weights
 from azero.runs.progress import RunLogger
 from azero.runs.roles import Learner, SelfPlay, Server, network_evaluator
 from azero.runs.run_dir import RunDir
@@ -49,13 +56,27 @@ class LocalRun:
                                checkpoint_dir=str(run_dir.checkpoints), seed=cfg.seed, init_from=init)
         status = self.learner.status()
         self.buffer = ReplayBuffer(run_dir.replay, self.spec, cfg=cfg.replay, samples_drawn=status["samples_seen"])
+        self.processes: list[WorkerProcess] = []
         self.book = RunBook(run_dir, self.spec, cfg.selfplay, resumed=status["resumed_from"] is not None,
-                            stored_games=self.buffer.next_game_id(), warm_started=status["warm_started"])
+                            stored_games=self.buffer.next_game_id(), warm_started=status["warm_started"],
+                            cpu=self._cpu_seconds)
 
-        self.mode = choose_evaluator_mode(cfg.run.evaluator, self.device)
+        self.mode = "processes" if cfg.run.worker_processes else choose_evaluator_mode(cfg.run.evaluator, self.device)
         weights = self.learner.weights(cpu=False)
         self.server = self.evaluator = None
-        if self.mode == "server":
+        self.worker_seeds = [self.book.worker_seed(cfg.seed, i) for i in range(cfg.run.workers)]
+        self.workers = []
+        if self.mode == "processes":
+            # The children's weights version: the trainer's step (0 before any, as the child starts).
+            self._weights_out, self._version = None, 0
+            # Each child compiles every new version of the weights itself: together they get the
+            # share of a core that one shared evaluator's compiles get.
+            inference = {**inference_options(cfg.run), "reload_duty": 0.25 / cfg.run.workers}
+            self.processes = [WorkerProcess(i, cfg.game, cfg.search, cfg.selfplay, cfg.model, seed=seed,
+                                            weights=weights, device=str(self.device), threads=cfg.run.threads,
+                                            inference=inference)
+                              for i, seed in enumerate(self.worker_seeds)]
+        elif self.mode == "server":
             self.server = Server(self.spec, cfg.model, device=self.device, max_batch=cfg.run.server_max_batch,
                                  max_wait_ms=cfg.run.server_max_wait_ms, weights=weights, threads=cfg.run.threads,
                                  inference=inference_options(cfg.run))
@@ -65,13 +86,13 @@ class LocalRun:
                                                threads=cfg.run.threads, streams=cfg.run.workers,
                                                **inference_options(cfg.run))
             shared = self.evaluator
-        self.worker_seeds = [self.book.worker_seed(cfg.seed, i) for i in range(cfg.run.workers)]
-        self.workers = [SelfPlay(cfg.game, cfg.search, cfg.selfplay, seed=seed, evaluator=shared)
-                        for seed in self.worker_seeds]
+        if self.mode != "processes":
+            self.workers = [SelfPlay(cfg.game, cfg.search, cfg.selfplay, seed=seed, evaluator=shared)
+                            for seed in self.worker_seeds]
         self.pool = ThreadPoolExecutor(len(self.workers)) if len(self.workers) > 1 else None
         self.logger = RunLogger(run_dir.logs, run_dir.tensorboard, every_s=cfg.run.log_every_s,
                                 total_steps=cfg.train.steps, start_step=status["step"], echo=echo)
-        self.budget = Budget(cfg.run, spent=self.book.clock_before)
+        self.budget = Budget(cfg.run, spent=self.book.clock_before, cpu=self._cpu_seconds)
         self.logger.time_left = self.budget.seconds_left
         self._last_train = {}
 
@@ -83,7 +104,26 @@ class LocalRun:
     def games_total(self) -> int:
         return self.book.games_total
 
+    def _cpu_seconds(self) -> float:
+        """This process's CPU time plus what its worker processes reported."""
+        return time.process_time() + children_cpu_seconds(self.processes)
+
     # ------------------------------------------------------------------ pieces
+    def _play_and_train(self) -> None:
+        """One round: the workers' lockstep moves, their finished games stored, the learner's steps.
+        Worker processes play while the learner trains on what was stored before the round."""
+        resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
+        if not self.processes:
+            for records in self._play_round():
+                self._store(records)
+            self._train()
+            return
+        for p in self.processes:
+            p.start(self.cfg.run.moves_per_round, self._weights_out, self._version, resign_enabled=resign)
+        self._train()
+        for p in self.processes:
+            self._store(p.result())
+
     def _play_round(self):
         moves = self.cfg.run.moves_per_round
         resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
@@ -104,13 +144,18 @@ class LocalRun:
             self._last_train = last = out["last"]
             self.logger.scalars(self.trainer.step, {f"train/{k}": v for k, v in last.items() if k != "step"})
             weights = self.learner.weights(cpu=False)
-            if self.server is not None:
+            if self.processes:
+                self._weights_out, self._version = numpy_weights(weights), self.trainer.step
+            elif self.server is not None:
                 self.server.set_weights(weights, self.trainer.step)
             else:
                 self.evaluator.load_state_dict(weights)
         return out["steps"]
 
     def _evaluations(self) -> tuple[int, float]:
+        if self.processes:
+            evals = sum(p.evaluations for p in self.processes)
+            return evals, evals / max(sum(p.batches for p in self.processes), 1)
         if self.server is not None:
             s = self.server.stats()
             return s["evaluations"], s["mean_batch"]
@@ -150,9 +195,7 @@ class LocalRun:
                 if why is not None:
                     self.logger.message(why)
                     break
-                for records in self._play_round():
-                    self._store(records)
-                self._train()
+                self._play_and_train()
                 self._progress()
             self._progress(force=True)
             path = self.learner.save()
@@ -177,4 +220,6 @@ class LocalRun:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
+        for p in self.processes:
+            p.close()
         self.logger.close()

@@ -38,8 +38,10 @@ def worker_seed(seed: int, worker: int, epoch: int) -> int:
 
 
 def inference_options(run) -> dict:
-    """How every network evaluator of a run executes (run.precision, run.backend, run.async_reload)."""
-    return {"precision": run.precision, "backend": run.backend, "async_reload": run.async_reload}
+    """How every network evaluator of a run executes (run.precision, run.backend, run.async_reload,
+    run.cpu_pinning)."""
+    return {"precision": run.precision, "backend": run.backend, "async_reload": run.async_reload,
+            "pinning": run.cpu_pinning}
 
 
 def init_source(init_from: str, game: str) -> str:
@@ -59,8 +61,10 @@ class RunBook:
     whether this start continues a run; see the module docstring for the resume epoch."""
 
     def __init__(self, run_dir: RunDir, spec, selfplay_cfg, *, resumed: bool, stored_games: int,
-                 warm_started: dict | None = None):
+                 warm_started: dict | None = None, cpu=time.process_time):
+        """`cpu`: the run's CPU seconds now (this process's, plus its worker processes' when it has some)."""
         self.run_dir = run_dir
+        self._cpu = cpu
         self.spec = spec
         self.sgf_every = selfplay_cfg.sgf_every
         self.state = run_dir.load_state()
@@ -77,17 +81,17 @@ class RunBook:
         # The run's clock, kept across resumes (Budget and the record count the total).
         clock = self.state.get("clock", {})
         self.clock_before = (float(clock.get("wall_s", 0.0)), float(clock.get("cpu_s", 0.0)))
-        self._t0, self._c0 = time.perf_counter(), time.process_time()
+        self._t0, self._c0 = time.perf_counter(), self._cpu()
 
     def start_clock(self) -> None:
         """This start's share of the clock counts from here (the main loop's start)."""
-        self._t0, self._c0 = time.perf_counter(), time.process_time()
+        self._t0, self._c0 = time.perf_counter(), self._cpu()
 
     def clock(self) -> dict:
-        """The run's total wall and CPU seconds (this process's CPU time: on Ray, the driver's only)."""
+        """The run's total wall and CPU seconds (the `cpu` meter's: on Ray, the driver's only)."""
         wall, cpu = self.clock_before
         return {"wall_s": round(wall + time.perf_counter() - self._t0, 1),
-                "cpu_s": round(cpu + time.process_time() - self._c0, 1), "starts": self.epoch + 1}
+                "cpu_s": round(cpu + self._cpu() - self._c0, 1), "starts": self.epoch + 1}
 
     def save_clock(self) -> None:
         self.state["clock"] = self.clock()
@@ -147,14 +151,15 @@ def start_message(runner: str, cfg, spec, run_dir: RunDir, learner: dict, *, mod
 
 class Budget:
     """When a run stops before train.steps: run.max_minutes of wall clock, run.max_cpu_minutes of
-    this process's CPU time (the local runner's roles all run in it; config.validate refuses the key
+    this process's CPU time plus its worker processes' (the local runner's roles all run in them; config.validate refuses the key
     for Ray, whose roles' CPU time is spent in other processes), or a stop request (`stop()`,
     SIGTERM / SIGINT while `stop_on_signals` is in force)."""
 
-    def __init__(self, run_cfg, spent: tuple[float, float] = (0.0, 0.0)):
+    def __init__(self, run_cfg, spent: tuple[float, float] = (0.0, 0.0), *, cpu=time.process_time):
         """`spent`: (wall, CPU) seconds the run's earlier starts used (RunBook.clock_before): the
-        budgets are the run's totals."""
+        budgets are the run's totals. `cpu`: the run's CPU seconds now (as RunBook's)."""
         self.run_cfg = run_cfg
+        self._cpu = cpu
         self.spent_before = spent
         self.deadline = self.cpu_deadline = None
         self._started: tuple[float, float] | None = None
@@ -162,7 +167,7 @@ class Budget:
 
     def start(self) -> None:
         """The budget counts from here (the main loop's start: building the roles is not charged)."""
-        now, cpu = time.perf_counter(), time.process_time()
+        now, cpu = time.perf_counter(), self._cpu()
         self._started = (now, cpu)
         run = self.run_cfg
         wall_before, cpu_before = self.spent_before
@@ -174,7 +179,7 @@ class Budget:
         request shows in `stopped`."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
             return f"run.max_minutes={self.run_cfg.max_minutes} reached; stopping"
-        if self.cpu_deadline is not None and time.process_time() > self.cpu_deadline:
+        if self.cpu_deadline is not None and self._cpu() > self.cpu_deadline:
             return f"run.max_cpu_minutes={self.run_cfg.max_cpu_minutes} reached; stopping"
         return None
 
@@ -183,7 +188,7 @@ class Budget:
         The CPU budget is turned into wall clock at the CPU rate this start has run at so far."""
         if self.deadline is None and self.cpu_deadline is None:
             return None
-        now, cpu = time.perf_counter(), time.process_time()
+        now, cpu = time.perf_counter(), self._cpu()
         left = []
         if self.deadline is not None:
             left.append(max(0.0, self.deadline - now))

@@ -30,14 +30,14 @@ from azero.train.warm_start import warm_start
 
 def network_evaluator(spec, model_cfg, weights: dict | None = None, *, device, threads: int | None = None,
                       precision: str = "auto", backend: str = "auto", async_reload: bool = True,
-                      streams: int = 1) -> NetworkEvaluator:
+                      streams: int = 1, pinning: bool = False, reload_duty: float = 0.25) -> NetworkEvaluator:
     """A fresh network of `model_cfg` holding `weights` (its random initialisation when None), ready to
     evaluate. The weights go in before the evaluator is built, so a compiled backend starts from them."""
     net = PolicyValueNet(spec, model_cfg)
     if weights is not None:
         net.load_state_dict(weights)
     return NetworkEvaluator(net, device=device, threads=threads, precision=precision, backend=backend,
-                            async_reload=async_reload, streams=streams)
+                            async_reload=async_reload, streams=streams, pinning=pinning, reload_duty=reload_duty)
 
 
 class SelfPlay:
@@ -46,16 +46,19 @@ class SelfPlay:
     `evaluator` given: the worker evaluates through it (an evaluator or server shared with other
     workers, or a client of a remote server) and whoever owns it loads new weights. None: the worker
     runs its own network of `model_cfg`, loading the weights that `play` brings when their version
-    changes. `threads`: torch threads of this process (None leaves them as they are)."""
+    changes; `weights` are its first ones (None: a random initialisation). `threads`: torch threads of
+    this process (None leaves them as they are)."""
 
     def __init__(self, game_cfg, search_cfg, selfplay_cfg, *, seed: int, evaluator=None, model_cfg=None,
-                 device: str = "cpu", threads: int | None = None, inference: dict | None = None):
+                 device: str = "cpu", threads: int | None = None, inference: dict | None = None,
+                 weights: dict | None = None):
         if threads:
             torch.set_num_threads(threads)
         game = game_from_config(game_cfg)
         self.own = None
         if evaluator is None:
-            self.own = network_evaluator(game.spec, model_cfg, device=device, threads=threads, **(inference or {}))
+            self.own = network_evaluator(game.spec, model_cfg, weights, device=device, threads=threads,
+                                         **(inference or {}))
             evaluator = self.own
         self.worker = SelfPlayWorker(game, evaluator, search_cfg, selfplay_cfg, seed=seed)
         self.version = -1

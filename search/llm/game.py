@@ -83,6 +83,9 @@ class LLMGame:
         """Step level, per engine node: k entries (tokens, end node, log p) or None for a duplicate."""
         self._candidates_epoch = engine.epoch
         self._rollout_rng = np.random.default_rng([seed, 99])
+        self.finished: dict[str, dict[int, tuple[list[int], float]]] = {}
+        """Per problem key, every finished answer a search evaluated: engine node -> (answer tokens,
+        the value head's P(correct)), in the order first evaluated (what a vote over the tree reads)."""
 
     def states(self, problems: Sequence[Problem]) -> "LLMStates":
         """A batch holding the prompt of each problem."""
@@ -338,7 +341,18 @@ class LLMStates:
             else:
                 r = self.game.engine.values(self.nodes(term))
             out[term] = 2.0 * r - 1.0
+            self._record_finished(term, r if self.game.terminal_value == "value_head" else None)
         return out
+
+    def _record_finished(self, rows: np.ndarray, values: np.ndarray | None) -> None:
+        """Keep the finished answers of `rows` with their value-head values (LLMGame.finished)."""
+        nodes = self.nodes(rows)
+        if values is None:
+            values = self.game.engine.values(nodes)
+        for b, node, v in zip(rows, nodes, values):
+            leaves = self.game.finished.setdefault(self.problems[int(b)].key, {})
+            if int(node) not in leaves:
+                leaves[int(node)] = (self.answer(int(b)), float(v))
 
     def num_moves(self, out=None):
         return self._per_row(out, np.int32, "num_moves", self.moves)

@@ -23,6 +23,8 @@ import dataclasses
 import math
 from typing import Sequence
 
+import numpy as np
+
 from azero.games.base import NO_ACTION
 from azero.search.config import SearchConfig
 from azero.search.llm.game import LLMEvaluator, LLMGame
@@ -116,6 +118,22 @@ def candidates_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, ste
 
 def mcts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], cfg: TreeSearchConfig) -> list[list[int]]:
     """The answer (generated tokens) of every problem, all problems searched in lockstep."""
+    return mcts_search(engine, task, problems, cfg)[0]
+
+
+Final = tuple[list[int], list[float]]
+"""A finished answer and its step values (here one: the value head's P(correct) at its end)."""
+
+
+def mcts_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem],
+                cfg: TreeSearchConfig) -> tuple[list[list[int]], list[list[Final]]]:
+    """(the answer each problem's moves reached, every finished answer its searches evaluated).
+
+    The second list is what a vote over the tree reads: each distinct finished prefix once, in the
+    order first evaluated, the path's own answer included, with the value head's P(correct) (never
+    the verifier's reward: a test-time vote must not see the answer). Reading it spends nothing: the
+    searches evaluated those leaves already (the path's end, if a move reached it unevaluated, costs
+    one value lookup)."""
     game = LLMGame(engine, task, level=cfg.level, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
                    prior_temperature=cfg.prior_temperature, step_temperature=cfg.step_temperature,
                    terminal_value=cfg.terminal_value, value_source=cfg.value_source, seed=cfg.search.seed)
@@ -130,4 +148,8 @@ def mcts_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], c
         actions[states.terminal()] = NO_ACTION
         states.apply(actions)
         search.advance(actions)
-    return [states.answer(b) for b in range(len(problems))]
+    done = np.flatnonzero(states.terminal())
+    if done.size:
+        states._record_finished(done, None)
+    finals = [[(toks, [v]) for toks, v in game.finished.get(p.key, {}).values()] for p in problems]
+    return [states.answer(b) for b in range(len(problems))], finals

@@ -30,6 +30,10 @@ def test_tiny_comparison_reports_every_method(model, countdown, tmp_path):
     for b, pv, po in zip((16, 32), doc["methods"]["bon-value"]["points"], doc["methods"]["oracle"]["points"]):
         assert pv["generated_tokens"] <= b or pv["samples"] == 1
         assert po["accuracy"] >= pv["accuracy"]
+    # A search and its vote over the tree's finished answers are one run: one meter, two answers.
+    for base in ("puct-step", "gumbel-step"):
+        for pa, pv in zip(doc["methods"][base]["points"], doc["methods"][base + "-weighted"]["points"]):
+            assert pv["generated_tokens"] == pa["generated_tokens"] and pv["finished_answers"] >= 1
     kv = doc["kv_reuse"]
     assert kv["same_answers"] and kv["ratio"] >= 3
     # With a fraction of the cache's peak: evictions (of abandoned branches first), the same answers.

@@ -8,7 +8,7 @@ import pytest
 from azero.games.base import NO_ACTION, IllegalActionError, States
 from azero.search.llm.decode import generate
 from azero.search.llm.game import LLMEvaluator, LLMGame
-from azero.search.llm.searchers import candidates_for_budget, mcts_decode, tree_search_config
+from azero.search.llm.searchers import candidates_for_budget, mcts_decode, mcts_search, tree_search_config
 from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE
 from azero.train.llm.engine import LMEngine
 
@@ -155,6 +155,26 @@ def test_every_search_variant_finishes_every_answer(model, countdown, level, alg
         assert 0 < len(a) <= countdown.max_new_tokens
         assert countdown.finished(len(a), sum(1 for t in a if t == NEWLINE), a[-1])
     assert eng.meter.generated_tokens > 0
+
+
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+@pytest.mark.parametrize("terminal", ["value_head", "verifier"])
+def test_search_keeps_every_finished_answer_once_with_its_value_head_value(model, countdown, algorithm, terminal):
+    problems = countdown.problems("test", 3, seed=6)
+    cfg = tree_search_config(level="step", algorithm=algorithm, simulations=6, num_candidates=3, terminal_value=terminal)
+    eng = LMEngine(model)
+    answers, finals = mcts_search(eng, countdown, problems, cfg)
+    assert answers == mcts_decode(LMEngine(model), countdown, problems, cfg)  # the vote reads, never steers
+    for p, a, fin in zip(problems, answers, finals):
+        toks = [t for t, _ in fin]
+        assert a in toks                                  # the path's own answer votes too
+        assert len({tuple(t) for t in toks}) == len(toks)  # each finished prefix once
+        for t, (v,) in fin:
+            assert countdown.finished(len(t), sum(1 for x in t if x == NEWLINE), t[-1])
+            node = eng.extend([list(p.prompt) + t], [len(p.prompt)])[0]
+            # the value head's P(correct), with the verifier as the search's terminal value too
+            assert v == pytest.approx(float(eng.values(np.array([node]))[0]), abs=1e-6)
+    assert sum(len(f) for f in finals) > len(problems)  # the trees hold more than the paths
 
 
 def test_rollout_values_are_verified_samples_and_cost_tokens(model, countdown):
