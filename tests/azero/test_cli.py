@@ -59,6 +59,18 @@ def test_bench_games_prints_rates_and_ratios():
         assert line.rstrip().endswith("x")  # ratio vs OpenSpiel printed
 
 
+def test_bench_run_times_whole_runs_per_placement_and_prints_ratios():
+    r = run(["bench", "run", "--game", "tictactoe", "--minutes", "0.1", "--arms", "threads, pinned;processes",
+             "model.blocks=1", "model.channels=16", "search.simulations=8", "replay.min_positions=100"])
+    assert r.returncode == 0, r.stderr
+    medians = r.stdout.split("medians:")[1].splitlines()
+    peer = next(l for l in medians if "threads, pinned" in l)
+    procs = next(l for l in medians if "processes" in l)
+    assert "(1.00x)" in peer and "positions/s" in procs and "cores busy" in procs
+    bad = run(["bench", "run", "--arms", "threads;gpu"])
+    assert bad.returncode == 2 and "unknown arm(s) gpu" in bad.stderr
+
+
 def test_bench_unknown_game_is_a_clear_error():
     r = run(["bench", "games", "--games", "nope", "--seconds", "0.1"])
     assert r.returncode == 2

@@ -33,7 +33,6 @@ def test_two_worker_processes_train_and_are_deterministic_for_a_seed(tmp_path):
 
     summary = _run(tmp_path, "a", "seed=4")
     _run(tmp_path, "b", "seed=4")
-    _run(tmp_path, "c", "seed=5")
     assert summary["step"] == 24 and summary["games"] > 0
     a = load_file(str(latest_checkpoint(tmp_path / "a" / "checkpoints")))
     b = load_file(str(latest_checkpoint(tmp_path / "b" / "checkpoints")))
@@ -47,9 +46,6 @@ def test_two_worker_processes_train_and_are_deterministic_for_a_seed(tmp_path):
     assert len(ids) == len(set(ids)) == summary["positions"]
     state = json.loads((tmp_path / "a" / "state.json").read_text())
     assert state["games_total"] == summary["games"]
-    # Another seed plays other games.
-    c = load_file(str(latest_checkpoint(tmp_path / "c" / "checkpoints")))
-    assert any(not np.array_equal(a[k], c[k]) for k in a)
 
 
 def _worker(weights, *, seed=0):
