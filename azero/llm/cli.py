@@ -179,6 +179,16 @@ def _load_any(args: argparse.Namespace, default_ckpt: str | None = None):
     return model, task
 
 
+def _override_value(text: str):
+    """A --search-set value: true / false, a number, or else the text itself (e.g. rollout_value)."""
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def _value_defaults(model, task, terminal: str | None, value_source: str | None) -> tuple[str, str]:
     """(terminal, value_source) of the searches: the value head where the model has a trained one,
     else the verifier and verified rollouts (self-checkable tasks; elsewhere the constant head)."""
@@ -246,7 +256,7 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
         method, _, field = key.partition(".")
         if not value or not field:
             raise ValueError(f"--search-set expects METHOD.FIELD=VALUE, got {item!r}")
-        overrides.setdefault(method, {})[field] = value == "true" if value in ("true", "false") else float(value)
+        overrides.setdefault(method, {})[field] = _override_value(value)
     cfg = CompareConfig(budgets=args.budgets, problems=args.problems, methods=args.methods, batch=args.batch,
                         top_k=args.top_k, num_candidates=args.candidates, terminal=terminal,
                         value_source=value_source, seed=args.seed,
@@ -329,9 +339,10 @@ def _add_hf_model_args(p) -> None:
     p.add_argument("--hf-model", metavar="PATH", help=HF_MODEL_HELP)
     _add_tokens_arg(p)
     p.add_argument("--value-head", metavar="FILE", help="with --hf-model: value head from `azero llm train --hf-model`")
-    p.add_argument("--value-source", default=None, choices=("value_head", "rollout"),
-                   help="values of non-terminal leaves (default value_head; rollout with an --hf-model "
-                        "lacking a value head)")
+    p.add_argument("--value-source", default=None, choices=("value_head", "rollout", "rollout_value"),
+                   help="values of non-terminal leaves (default value_head; rollout, a verified completion, with "
+                        "an --hf-model lacking a value head; rollout_value, a completion valued by the value head, "
+                        "whose finished answers the -weighted searches vote over)")
 
 
 def _add_search_args(p) -> None:

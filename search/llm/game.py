@@ -20,7 +20,10 @@ p(step)^(1 / prior_temperature), normalised over the legal candidates, p the LM'
 the step's tokens.
 
 Values (player to move's view, in [-1, 1]): non-terminal leaves get 2 v - 1 with v the value
-head's P(correct) ('value_head') or the verifier's reward of one sampled completion ('rollout');
+head's P(correct) ('value_head'), the verifier's reward of one sampled completion ('rollout'), or
+the value head's P(correct) at the end of one sampled completion ('rollout_value': verifier-free,
+so any task; every simulation then reaches a finished answer, kept in LLMGame.finished for a vote
+over the tree, as AlphaGo's rollouts played each leaf to the end);
 terminal leaves get 2 r - 1 with r the verifier's reward ('verifier', only for self-checkable
 tasks: elsewhere the verifier would hand the search the answer) or the value head again
 ('value_head'). Every leaf prefix, terminal or not, is run through the model once. Generated tokens of a search:
@@ -44,7 +47,7 @@ from azero.search.llm.vocab import vocab_of
 
 LEVELS = ("token", "step")
 TERMINAL_VALUES = ("verifier", "value_head")
-VALUE_SOURCES = ("value_head", "rollout")
+VALUE_SOURCES = ("value_head", "rollout", "rollout_value")
 
 
 def _prefix_hash(tokens: np.ndarray) -> int:
@@ -405,8 +408,10 @@ class LLMEvaluator:
         priors = (priors / priors.sum(axis=1, keepdims=True)).astype(np.float32)
         if g.value_source == "value_head":
             v = g.engine.values(nodes)
-        else:
+        elif g.value_source == "rollout":
             v = self._rollouts(states)
+        else:
+            v = self._rollout_values(states)
         return priors, (2.0 * v - 1.0).astype(np.float32)
 
     def _rollouts(self, states: LLMStates) -> np.ndarray:
@@ -416,3 +421,17 @@ class LLMEvaluator:
                        starts=states.nodes())
         return np.array([g.task.verify_tokens(p, states.answer(b) + t, g.vocab)
                          for b, (p, t) in enumerate(zip(states.problems, gen.tokens))], np.float32)
+
+    def _rollout_values(self, states: LLMStates) -> np.ndarray:
+        """One completion per leaf at the step temperature, valued by the value head at its end; the
+        finished answers join LLMGame.finished (each distinct one once)."""
+        g = self.game
+        prefixes = [states.tokens[b, : states.length[b]] for b in range(len(states))]
+        gen = generate(g.engine, g.task, prefixes, states.prompt_len, temperature=g.step_temperature,
+                       rng=g._rollout_rng, starts=states.nodes())
+        v = g.engine.values(gen.nodes)
+        for b, (p, toks, node, value) in enumerate(zip(states.problems, gen.tokens, gen.nodes, v)):
+            leaves = g.finished.setdefault(p.key, {})
+            if int(node) not in leaves:
+                leaves[int(node)] = (states.answer(b) + list(toks), float(value))
+        return np.asarray(v, np.float32)

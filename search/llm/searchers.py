@@ -57,7 +57,8 @@ class TreeSearchConfig:
     terminal_value: str = "value_head"
     """'value_head' (verifier-free) or 'verifier' (self-checkable tasks only)."""
     value_source: str = "value_head"
-    """Non-terminal leaves: 'value_head' or 'rollout' (a verified sampled completion)."""
+    """Non-terminal leaves: 'value_head', 'rollout' (a verified sampled completion) or
+    'rollout_value' (a sampled completion valued by the value head: verifier-free)."""
     search: SearchConfig = dataclasses.field(default_factory=_test_time_search)
     """The search core's config (16 simulations per move, no Dirichlet noise, the most visited
     move); search.seed also seeds the step candidates. tree_reuse is set by mcts_decode: PUCT
@@ -95,11 +96,15 @@ def simulations_for_budget(task: Task, budget: int, cfg: TreeSearchConfig, *, an
 
     Token level: one new prefix (one token) per simulation, about answer_tokens moves.
     Step level: num_candidates sampled steps (step_tokens each) per simulation, max_steps moves.
+    Rollout values add one completion per simulation, about half an answer from a leaf inside it.
     """
     if cfg.level == "token":
         per_answer = answer_tokens
     else:
         per_answer = task.max_steps * cfg.num_candidates * step_tokens
+    if cfg.value_source != "value_head":
+        moves = answer_tokens if cfg.level == "token" else task.max_steps
+        per_answer += moves * answer_tokens / 2
     return max(1, int(budget // max(per_answer, 1.0)))
 
 

@@ -9,7 +9,7 @@ from azero.games.base import NO_ACTION, IllegalActionError, States
 from azero.search.llm.decode import generate
 from azero.search.llm.game import LLMEvaluator, LLMGame
 from azero.search.llm.searchers import candidates_for_budget, mcts_decode, mcts_search, tree_search_config
-from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE
+from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, make_task
 from azero.train.llm.engine import LMEngine
 
 
@@ -175,6 +175,28 @@ def test_search_keeps_every_finished_answer_once_with_its_value_head_value(model
             # the value head's P(correct), with the verifier as the search's terminal value too
             assert v == pytest.approx(float(eng.values(np.array([node]))[0]), abs=1e-6)
     assert sum(len(f) for f in finals) > len(problems)  # the trees hold more than the paths
+
+
+def test_rollout_value_scores_a_sampled_completion_by_the_value_head_and_keeps_it(model, countdown):
+    problems = countdown.problems("test", 3, seed=9)
+    game = _game(model, countdown, level="step", num_candidates=3, value_source="rollout_value", seed=2)
+    s = game.states(problems)
+    before = game.engine.meter.generated_tokens
+    _, values = LLMEvaluator(game).evaluate(s.encode(), s.legal_mask(), states=s)
+    assert game.engine.meter.generated_tokens > before       # the completions are paid for
+    for b, p in enumerate(problems):
+        (toks, v), = game.finished[p.key].values()           # one finished answer per leaf
+        assert countdown.finished(len(toks), sum(1 for x in toks if x == NEWLINE), toks[-1])
+        node = game.engine.extend([list(p.prompt) + toks], [len(p.prompt)])[0]
+        assert v == pytest.approx(float(game.engine.values(np.array([node]))[0]), abs=1e-6)
+        assert values[b] == pytest.approx(2 * v - 1, abs=1e-6)
+    # Not the verifier: allowed on a task whose verifier knows the answer.
+    LLMGame(LMEngine(model), make_task("arith"), value_source="rollout_value", terminal_value="value_head")
+    # A search with rollout values reaches a finished answer at every simulation: more to vote over.
+    cfg = tree_search_config(level="step", algorithm="gumbel", simulations=4, num_candidates=3)
+    _, plain = mcts_search(LMEngine(model), countdown, problems, cfg)
+    _, rolled = mcts_search(LMEngine(model), countdown, problems, cfg.replace(value_source="rollout_value"))
+    assert sum(map(len, rolled)) > sum(map(len, plain))
 
 
 def test_rollout_values_are_verified_samples_and_cost_tokens(model, countdown):
