@@ -86,9 +86,18 @@ class LLMGame:
         """Step level, per engine node: k entries (tokens, end node, log p) or None for a duplicate."""
         self._candidates_epoch = engine.epoch
         self._rollout_rng = np.random.default_rng([seed, 99])
-        self.finished: dict[str, dict[int, tuple[list[int], float]]] = {}
-        """Per problem key, every finished answer a search evaluated: engine node -> (answer tokens,
-        the value head's P(correct)), in the order first evaluated (what a vote over the tree reads)."""
+        self.finished: dict[str, dict[int, list]] = {}
+        """Per problem key, every finished answer a search reached: engine node -> [answer tokens, the
+        value head's P(correct), how often reached (a simulation ending at it, or a rollout)], in
+        the order first reached (what a vote over the tree reads)."""
+
+    def keep_finished(self, key: str, node: int, answer: list[int], value: float) -> None:
+        """Count one more arrival at the finished answer `node` of problem `key` (LLMGame.finished)."""
+        leaves = self.finished.setdefault(key, {})
+        if node in leaves:
+            leaves[node][2] += 1
+        else:
+            leaves[node] = [answer, value, 1]
 
     def states(self, problems: Sequence[Problem]) -> "LLMStates":
         """A batch holding the prompt of each problem."""
@@ -353,9 +362,7 @@ class LLMStates:
         if values is None:
             values = self.game.engine.values(nodes)
         for b, node, v in zip(rows, nodes, values):
-            leaves = self.game.finished.setdefault(self.problems[int(b)].key, {})
-            if int(node) not in leaves:
-                leaves[int(node)] = (self.answer(int(b)), float(v))
+            self.game.keep_finished(self.problems[int(b)].key, int(node), self.answer(int(b)), float(v))
 
     def num_moves(self, out=None):
         return self._per_row(out, np.int32, "num_moves", self.moves)
@@ -431,7 +438,5 @@ class LLMEvaluator:
                        rng=g._rollout_rng, starts=states.nodes())
         v = g.engine.values(gen.nodes)
         for b, (p, toks, node, value) in enumerate(zip(states.problems, gen.tokens, gen.nodes, v)):
-            leaves = g.finished.setdefault(p.key, {})
-            if int(node) not in leaves:
-                leaves[int(node)] = (states.answer(b) + list(toks), float(value))
+            g.keep_finished(p.key, int(node), states.answer(b) + list(toks), float(value))
         return np.asarray(v, np.float32)

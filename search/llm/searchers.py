@@ -132,13 +132,14 @@ Final = tuple[list[int], list[float]]
 
 def mcts_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem],
                 cfg: TreeSearchConfig) -> tuple[list[list[int]], list[list[Final]]]:
-    """(the answer each problem's moves reached, every finished answer its searches evaluated).
+    """(the answer each problem's moves reached, every finished answer its searches reached).
 
-    The second list is what a vote over the tree reads: each distinct finished prefix once, in the
-    order first evaluated, the path's own answer included, with the value head's P(correct) (never
-    the verifier's reward: a test-time vote must not see the answer). Reading it spends nothing: the
-    searches evaluated those leaves already (the path's end, if a move reached it unevaluated, costs
-    one value lookup)."""
+    The second list is what a vote over the tree reads: each finished answer as often as the
+    searches arrived at it (a simulation ending there, or a rollout: the tree's own preference, as
+    the frequency of i.i.d. samples is the vote's), grouped in the order first reached, the path's
+    own answer included, with the value head's P(correct) (never the verifier's reward: a test-time
+    vote must not see the answer). Reading it spends nothing: the searches evaluated those leaves
+    already (the path's end, if a move reached it unevaluated, costs one value lookup)."""
     game = LLMGame(engine, task, level=cfg.level, top_k=cfg.top_k, num_candidates=cfg.num_candidates,
                    prior_temperature=cfg.prior_temperature, step_temperature=cfg.step_temperature,
                    terminal_value=cfg.terminal_value, value_source=cfg.value_source, seed=cfg.search.seed)
@@ -156,5 +157,6 @@ def mcts_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem],
     done = np.flatnonzero(states.terminal())
     if done.size:
         states._record_finished(done, None)
-    finals = [[(toks, [v]) for toks, v in game.finished.get(p.key, {}).values()] for p in problems]
+    finals = [[(toks, [v]) for toks, v, count in game.finished.get(p.key, {}).values() for _ in range(count)]
+              for p in problems]
     return [states.answer(b) for b in range(len(problems))], finals

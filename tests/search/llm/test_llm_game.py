@@ -168,7 +168,9 @@ def test_search_keeps_every_finished_answer_once_with_its_value_head_value(model
     for p, a, fin in zip(problems, answers, finals):
         toks = [t for t, _ in fin]
         assert a in toks                                  # the path's own answer votes too
-        assert len({tuple(t) for t in toks}) == len(toks)  # each finished prefix once
+        # each finished prefix as often as reached, its arrivals together
+        distinct = list(dict.fromkeys(tuple(t) for t in toks))
+        assert [tuple(t) for t in toks] == [d for d in distinct for _ in range(toks.count(list(d)))]
         for t, (v,) in fin:
             assert countdown.finished(len(t), sum(1 for x in t if x == NEWLINE), t[-1])
             node = eng.extend([list(p.prompt) + t], [len(p.prompt)])[0]
@@ -185,7 +187,8 @@ def test_rollout_value_scores_a_sampled_completion_by_the_value_head_and_keeps_i
     _, values = LLMEvaluator(game).evaluate(s.encode(), s.legal_mask(), states=s)
     assert game.engine.meter.generated_tokens > before       # the completions are paid for
     for b, p in enumerate(problems):
-        (toks, v), = game.finished[p.key].values()           # one finished answer per leaf
+        (toks, v, count), = game.finished[p.key].values()    # one finished answer per leaf
+        assert count == 1
         assert countdown.finished(len(toks), sum(1 for x in toks if x == NEWLINE), toks[-1])
         node = game.engine.extend([list(p.prompt) + toks], [len(p.prompt)])[0]
         assert v == pytest.approx(float(game.engine.values(np.array([node]))[0]), abs=1e-6)
