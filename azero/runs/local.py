@@ -23,9 +23,8 @@ so no position is lost or duplicated (orchestration.RunBook).
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -112,12 +111,12 @@ class LocalRun:
     def _play_and_train(self) -> None:
         """One round: the workers' lockstep moves, their finished games stored, the learner's steps.
         Worker processes play while the learner trains on what was stored before the round."""
-        resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
         if not self.processes:
             for records in self._play_round():
                 self._store(records)
             self._train()
             return
+        resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
         for p in self.processes:
             p.start(self.cfg.run.moves_per_round, self._weights_out, self._version, resign_enabled=resign)
         self._train()
