@@ -25,23 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from azero.runs.clock import run_clock
+
 ARMS = {
     "threads, pinned": ["run.worker_processes=false", "run.cpu_pinning=true"],
     "threads": ["run.worker_processes=false", "run.cpu_pinning=false"],
     "processes": ["run.worker_processes=true", "run.cpu_pinning=false"],
 }
-
-
-def _last_record(metrics: Path) -> dict:
-    last = {}
-    for line in metrics.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if "step" in rec:
-            last = rec
-    return last
 
 
 def run_arm(game: str, overrides: list[str], run_dir: Path, *, minutes: float, timeout_s: float) -> dict:
@@ -52,11 +42,10 @@ def run_arm(game: str, overrides: list[str], run_dir: Path, *, minutes: float, t
     if r.returncode != 0:
         raise RuntimeError(f"bench run: `{' '.join(cmd[3:])}` failed (rc {r.returncode}):\n{r.stderr[-2000:]}")
     clock = json.loads((run_dir / "state.json").read_text())["clock"]
-    last = _last_record(run_dir / "logs" / "metrics.jsonl")
+    steps, _, positions = (run_clock(run_dir / "logs" / "metrics.jsonl") or [(0, 0.0, 0)])[-1]
     wall = max(float(clock["wall_s"]), 1e-9)
-    return {"positions_per_s": int(last.get("positions", 0)) / wall, "steps_per_s": int(last.get("step", 0)) / wall,
-            "cores": float(clock["cpu_s"]) / wall, "positions": int(last.get("positions", 0)),
-            "steps": int(last.get("step", 0)), "wall_s": wall}
+    return {"positions_per_s": positions / wall, "steps_per_s": steps / wall, "cores": float(clock["cpu_s"]) / wall,
+            "positions": positions, "steps": steps, "wall_s": wall}
 
 
 def run_run_bench(game: str = "connect4", *, minutes: float = 3.0, rounds: int = 1, arms: list[str] | None = None,

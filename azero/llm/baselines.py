@@ -30,6 +30,7 @@ import numpy as np
 
 from azero.search.llm.decode import generate, log_softmax
 from azero.search.llm.protocol import PrefixEngine
+from azero.search.llm.searchers import Final
 from azero.search.llm.tasks import Problem, Task
 from azero.search.llm.vocab import vocab_of
 
@@ -177,7 +178,6 @@ STEP_AGGREGATES = ("last", "min", "prod")
 """How a step search scores an answer from its step values (search-and-learn's PRM aggregations): the
 value after the last step, the lowest along the way, or their product."""
 
-Final = tuple[list[int], list[float]]
 """A step search's answer: its tokens and the value head's P(correct) after each of its steps."""
 
 

@@ -431,7 +431,7 @@ class LLMEvaluator:
 
     def _rollout_values(self, states: LLMStates) -> np.ndarray:
         """One completion per leaf at the step temperature, valued by the value head at its end; the
-        finished answers join LLMGame.finished (each distinct one once)."""
+        finished answers join LLMGame.finished (each arrival counted)."""
         g = self.game
         prefixes = [states.tokens[b, : states.length[b]] for b in range(len(states))]
         gen = generate(g.engine, g.task, prefixes, states.prompt_len, temperature=g.step_temperature,
