@@ -10,6 +10,7 @@ import dataclasses
 from typing import Optional
 
 ALGORITHMS = ("puct", "gumbel")
+SYMMETRY_MODES = ("none", "random", "average")
 
 
 @dataclasses.dataclass
@@ -77,6 +78,11 @@ class SearchConfig:
     a descent into a proven node backs up its proven value, PUCT never picks a proven loss, and the
     move played is a proven win when there is one and never a proven loss when there is an
     alternative. The policy target stays the visit distribution."""
+    symmetry: str = "none"
+    """Evaluate leaves under the board's symmetries (search/symmetric.py): 'none'; 'random', one
+    transform drawn per leaf (AlphaGo Zero; no extra cost); 'average', the mean over every transform
+    of the game's group (|G| times the network's work per simulation: 2 for connect four, 8 for
+    square Go boards). Evaluators that read no observations (random rollouts) ignore it."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -103,6 +109,7 @@ class SearchConfig:
             (self.gumbel_num_considered >= 1, f"gumbel_num_considered must be >= 1, got {self.gumbel_num_considered}"),
             (self.gumbel_c_visit >= 0 and self.gumbel_c_scale >= 0, "gumbel_c_visit and gumbel_c_scale must be >= 0"),
             (self.gumbel_scale >= 0, f"gumbel_scale must be >= 0, got {self.gumbel_scale}"),
+            (self.symmetry in SYMMETRY_MODES, f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
             (self.score_utility >= 0, f"score_utility must be >= 0, got {self.score_utility}"),
             (self.score_scale > 0, f"score_scale must be > 0, got {self.score_scale}"),

@@ -37,6 +37,7 @@ from azero.games.base import NO_ACTION, GameSpec, States, value_for_player_to_mo
 from azero.search._mcts import EvaluatorOutputError, SearchTree, TreeCapacityError
 from azero.search.config import SearchConfig
 from azero.search.evaluators import check_output, check_scores
+from azero.search.symmetric import SymmetricEvaluator
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
 from azero.search.result import SearchResult, most_visited, proven_weights, sample_by_visits, visit_policy
@@ -55,9 +56,12 @@ class MCTS:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.spec = spec
-        self.evaluator = evaluator
         self.config = config = config if config is not None else SearchConfig()
         config.validate()
+        if (config.symmetry != "none" and getattr(evaluator, "needs_observations", True)
+                and not getattr(evaluator, "needs_states", False)):
+            evaluator = SymmetricEvaluator(evaluator, spec, config.symmetry, seed=config.seed)
+        self.evaluator = evaluator
         self.batch_size = batch_size
         self._gumbel = config.algorithm == "gumbel"
         capacity = config.capacity
