@@ -29,7 +29,9 @@ import traceback
 import torch
 
 CLOSE_TIMEOUT_S = 10.0
-"""How long close() waits for a worker to exit by itself before terminating it."""
+"""How long close() waits for a worker to exit by itself before killing it."""
+ROUND_WAIT_S = 120.0
+"""How long close() lets a round in progress finish; a child that hangs mid-round is killed after it."""
 
 
 class WorkerProcessError(RuntimeError):
@@ -137,16 +139,26 @@ class WorkerProcess:
                                   f"(exit code {self.process.exitcode}): {error!r}")
 
     def close(self) -> None:
-        """Stop the child: a clean exit if it is idle, terminated if it does not exit in time."""
+        """Stop the child: a clean exit if it is idle or finishes its round in time, killed otherwise.
+
+        The child ignores SIGTERM (the driver owns the stop), so a child that does not exit is sent
+        SIGKILL; it holds nothing the run needs (its games travel over the pipe), and a hung child
+        left alive would hang the interpreter's exit, which joins daemonic children."""
         try:
             if self._pending:
-                self.conn.recv()  # let a round in progress finish rather than kill it mid-write
+                # Drain a round in progress so that the child is not blocked writing it to the pipe.
+                deadline = time.monotonic() + ROUND_WAIT_S
+                while self.process.is_alive() and time.monotonic() < deadline:
+                    if self.conn.poll(min(1.0, ROUND_WAIT_S)):
+                        self.conn.recv()
+                        break
+                self._pending = False
             self.conn.send(("close",))
         except (BrokenPipeError, EOFError, OSError):
             pass
         self.process.join(timeout=CLOSE_TIMEOUT_S)
         if self.process.is_alive():
-            self.process.terminate()
+            self.process.kill()
             self.process.join(timeout=CLOSE_TIMEOUT_S)
         self.conn.close()
 

@@ -127,3 +127,20 @@ def test_run_clock_and_cpu_budget_count_the_cpu_meter_they_are_given(tmp_path):
     assert book.clock()["cpu_s"] == 59.0 and budget.spent() is None
     spent[0] += 2.0
     assert book.clock()["cpu_s"] == 61.0 and "max_cpu_minutes" in budget.spent()
+
+
+def test_close_kills_a_worker_that_hangs_mid_round(monkeypatch):
+    import azero.runs.processes as processes
+
+    monkeypatch.setattr(processes, "ROUND_WAIT_S", 0.5)
+    monkeypatch.setattr(processes, "CLOSE_TIMEOUT_S", 0.5)
+    w = _worker(_weights())
+    try:
+        w.start(1, None, 0, resign_enabled=False)
+        w.result()  # the child is up
+        os.kill(w.process.pid, signal.SIGSTOP)  # hung: it neither answers nor exits
+        w.start(1, None, 0, resign_enabled=False)
+    finally:
+        w.close()
+    assert not w.process.is_alive()
+    assert w.process.exitcode == -signal.SIGKILL
