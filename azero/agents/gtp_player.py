@@ -81,9 +81,18 @@ class GtpProcess:
             raise ValueError("GtpProcess: empty command line")
         self.timeout = timeout
         self.name = name or os.path.basename(self.argv[0])
+        # A full path and close_fds=False let subprocess use posix_spawn (when cwd is None), which
+        # reports a failed exec without the error pipe of its fork path: a CI run once hung 600 s
+        # reading that pipe while starting GNU Go. Python's own descriptors are not inheritable
+        # (PEP 446), so the engine gets no more than its three pipes.
+        executable = self.argv[0] if os.path.dirname(self.argv[0]) else \
+            shutil.which(self.argv[0], path=os.pathsep.join(os.get_exec_path(env)))
         try:
-            self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, cwd=cwd, env=env)
+            if executable is None:
+                raise FileNotFoundError(f"{self.argv[0]!r} is not on PATH")
+            self.proc = subprocess.Popen([executable, *self.argv[1:]], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                         close_fds=False)
         except OSError as e:
             raise GtpEngineError(f"cannot start GTP engine {self.argv!r}: {e}") from e
         self._lines: queue.Queue = queue.Queue()

@@ -140,6 +140,27 @@ def test_gtp_process_errors(fake_engine, tmp_path):
         fake_engine("junk").send("name\nquit")
 
 
+def test_gtp_process_starts_engines_by_posix_spawn_and_finds_bare_names_on_the_given_path(fake_engine, tmp_path,
+                                                                                         monkeypatch):
+    """posix_spawn has no error pipe to wait on (the fork path's read of it once hung CI for 600 s);
+    a bare command name is looked up on the PATH of the environment the engine gets."""
+    spawned = []
+    real = subprocess.Popen._posix_spawn
+    monkeypatch.setattr(subprocess.Popen, "_posix_spawn",
+                        lambda self, args, *rest: spawned.append(args[0]) or real(self, args, *rest))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "fake-engine").symlink_to(sys.executable)
+    script = tmp_path / "fake_engine.py"
+    with fake_engine("junk") as p:  # writes the script
+        assert p.send("genmove b") == "D4"
+    with GtpProcess(["fake-engine", str(script), "junk"], env={"PATH": str(bin_dir)}, timeout=20) as p:
+        assert p.send("genmove w") == "D4" and p.name == "fake-engine"
+    assert spawned == [sys.executable, str(bin_dir / "fake-engine")]
+    with pytest.raises(GtpEngineError, match="'fake-engine' is not on PATH"):
+        GtpProcess(["fake-engine"], env={"PATH": str(tmp_path)})
+
+
 def test_gtp_player_keeps_engine_boards_in_sync_with_more_games_than_engines():
     """Three 5x5 games at once against two azero engine processes: engines move between games by
     replay, and every engine's final_score (Tromp-Taylor, computed on its own board) must equal
