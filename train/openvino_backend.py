@@ -29,6 +29,7 @@ two callers on one single-thread stream got 15.5k evals/s together, on two strea
 from __future__ import annotations
 
 import copy
+import sys
 import threading
 import time
 import warnings
@@ -39,6 +40,22 @@ import torch
 
 class OpenVinoError(RuntimeError):
     """OpenVINO is missing, or could not convert, compile or run the network."""
+
+
+def import_openvino():
+    """`import openvino`, with OpenVINO's usage telemetry kept out of this process.
+
+    Its model converter sends telemetry unless the user opted out, and on Linux does it from a
+    thread pool that starts a multiprocessing 'fork' child per event. Forked from a process with
+    other threads (torch, Ray, OpenVINO's own), the child deadlocked in OpenVINO's destructors and
+    never exited: a CI run left 237 of them, one holding a pipe that hung a GNU Go start for 600 s,
+    and the interpreter's exit blocked joining them. azero sends nothing: marking the package
+    absent before openvino is first imported makes the converter take its own no-op stub, its
+    fallback when the telemetry package is not installed."""
+    sys.modules.setdefault("openvino_telemetry", None)
+    import openvino
+
+    return openvino
 
 
 class _WeightsAsInputs(torch.nn.Module):
@@ -59,7 +76,7 @@ class OpenVinoNet:
     def __init__(self, net: torch.nn.Module, *, precision: str, threads: int | None = 1, streams: int = 1,
                  async_reload: bool = True, reload_duty: float = 0.25, pinning: bool = False):
         try:
-            import openvino as ov
+            ov = import_openvino()
         except Exception as e:  # ImportError, or a broken install failing to load its libraries
             raise OpenVinoError(f"openvino is not importable ({type(e).__name__}: {e})") from e
         self._ov = ov

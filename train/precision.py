@@ -76,8 +76,10 @@ def resolve_precision(requested: str, device_type: str, *, cpu_flags_override=No
 
 @functools.lru_cache(maxsize=1)
 def openvino_available() -> bool:
+    from azero.train.openvino_backend import import_openvino
+
     try:
-        import openvino  # noqa: F401
+        import_openvino()
     except Exception:  # an ImportError, or a broken install that fails while loading its libraries
         return False
     return True

@@ -83,8 +83,9 @@ class GtpProcess:
         self.name = name or os.path.basename(self.argv[0])
         # A full path and close_fds=False let subprocess use posix_spawn (when cwd is None), which
         # reports a failed exec without the error pipe of its fork path: a CI run once hung 600 s
-        # reading that pipe while starting GNU Go. Python's own descriptors are not inheritable
-        # (PEP 446), so the engine gets no more than its three pipes.
+        # reading that pipe while starting GNU Go, because a process another thread forked at that
+        # moment (OpenVINO's telemetry, now kept out) held its write end. Python's own descriptors
+        # are not inheritable (PEP 446), so the engine gets no more than its three pipes.
         executable = self.argv[0] if os.path.dirname(self.argv[0]) else \
             shutil.which(self.argv[0], path=os.pathsep.join(os.get_exec_path(env)))
         try:

@@ -2,6 +2,8 @@
 the OpenVINO backend against torch float32, hot reload, threads, and the torch fallback."""
 
 import logging
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -93,6 +95,26 @@ def test_bf16_answers_stay_close_to_f32_and_float32_for_the_search(go9, backend)
     kl = np.where(p0 > 0, p0 * (np.log(np.maximum(p0, 1e-30)) - np.log(np.maximum(p1, 1e-30))), 0).sum(1)
     assert kl.mean() < 0.01
     assert np.abs(v0 - v1).mean() < 0.02
+
+
+@needs_openvino
+def test_converting_a_network_sends_no_openvino_telemetry():
+    """OpenVINO's converter forks a process per telemetry event from a thread pool; those children
+    deadlocked and hung a test run. A fresh interpreter (the telemetry package is chosen at first
+    import) converts a network: the converter holds its no-op stub and nothing was forked."""
+    code = """
+import multiprocessing, sys
+from azero.games import make_game
+from azero.selfplay.network_evaluator import NetworkEvaluator
+from azero.train.network import NetworkConfig, PolicyValueNet
+net = PolicyValueNet(make_game("tictactoe").spec, NetworkConfig.tiny()).eval()
+NetworkEvaluator(net, device="cpu", backend="openvino", precision="f32")
+import openvino.tools.ovc.convert_impl as convert
+print(sys.modules["openvino_telemetry"], convert.tm.__name__, multiprocessing.active_children())
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None", "openvino.tools.ovc.telemetry_stub", "[]"]
 
 
 @needs_openvino
