@@ -152,7 +152,7 @@ def test_gtp_process_starts_engines_by_posix_spawn_and_finds_bare_names_on_the_g
     bin_dir.mkdir()
     (bin_dir / "fake-engine").symlink_to(sys.executable)
     script = tmp_path / "fake_engine.py"
-    with fake_engine("junk") as p:  # writes the script
+    with fake_engine("junk") as p:  # a full path: spawned as given
         assert p.send("genmove b") == "D4"
     with GtpProcess(["fake-engine", str(script), "junk"], env={"PATH": str(bin_dir)}, timeout=20) as p:
         assert p.send("genmove w") == "D4" and p.name == "fake-engine"
