@@ -195,7 +195,8 @@ def cmd_c4_curve(args: argparse.Namespace) -> int:
     depths = [int(d) for d in args.depths.split(",") if d.strip()]
     run_c4_curve(args.run_dir, simulations=parse_budgets(args.sims) if args.sims.strip() else [],
                  positions=args.positions, depths=depths, seed=args.seed, every=args.every, out=args.out,
-                 threads=args.threads, cache_dir=args.cache_dir)
+                 threads=args.threads, cache_dir=args.cache_dir, device=args.device, precision=args.precision,
+                 backend=args.backend)
     return 0
 
 
@@ -559,6 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_seed(p)
     p.add_argument("--out", help="output folder (default RUN_DIR/eval/c4curve)")
     p.add_argument("--cache-dir", help="where solved test sets are kept (default ~/.cache/azero/c4accuracy)")
+    add_device(p)
     add_threads(p)
     p.set_defaults(func=cmd_c4_curve)
 

@@ -36,6 +36,7 @@ def checkpoints(run_dir: Path) -> list[tuple[int, Path]]:
 def run_c4_curve(run_dir: str | Path, *, simulations: Sequence[int] = (100,), positions: int = 250,
                  depths: Sequence[int] = (8, 12, 16, 20), seed: int = 0, every: int = 1,
                  out: str | Path | None = None, threads: int | None = 1, cache_dir: str | Path | None = None,
+                 device: str = "auto", precision: str = "auto", backend: str = "auto",
                  stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     from azero.eval.c4accuracy import run_c4_accuracy
 
@@ -49,7 +50,8 @@ def run_c4_curve(run_dir: str | Path, *, simulations: Sequence[int] = (100,), po
     for i, (step, path) in enumerate(ckpts):
         print(f"azero c4-curve: checkpoint {i + 1}/{len(ckpts)} (step {step})", file=stderr, flush=True)
         doc = run_c4_accuracy(checkpoint=str(path), simulations=simulations, positions=positions, depths=depths,
-                              seed=seed, threads=threads, cache_dir=cache_dir, stdout=io.StringIO(),
+                              seed=seed, threads=threads, cache_dir=cache_dir, device=device,
+                              precision=precision, backend=backend, stdout=io.StringIO(),
                               stderr=stderr)
         seconds, seen = at_step(clock, step)
         agents = {r["name"]: r["overall"] for r in doc["agents"]}

@@ -43,3 +43,24 @@ def test_curve_without_checkpoints_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "checkpoints").mkdir()
     assert main(["c4-curve", str(tmp_path)]) == 2
     assert "no checkpoints" in capsys.readouterr().err
+
+
+def test_curve_passes_device_and_precision_to_each_scoring(tmp_path, monkeypatch):
+    # A GPU evaluation must be able to keep float32 (the default on CUDA is bf16), as c4-accuracy can.
+    import azero.eval.c4accuracy as c4accuracy
+
+    seen = []
+    real = c4accuracy.run_c4_accuracy
+
+    def spy(**kwargs):
+        seen.append((kwargs["device"], kwargs["precision"], kwargs["backend"]))
+        return real(**kwargs)
+
+    monkeypatch.setattr(c4accuracy, "run_c4_accuracy", spy)
+    run = tmp_path / "run"
+    save_tiny(run / "checkpoints", "connect4", 5, seed=5)
+    rc = main(["c4-curve", str(run), "--sims", "2", "--positions", "2", "--depths", "20", "--out",
+               str(tmp_path / "curve"), "--cache-dir", str(tmp_path / "cache"), "--device", "cpu",
+               "--precision", "f32", "--backend", "torch"])
+    assert rc == 0
+    assert seen == [("cpu", "f32", "torch")]
