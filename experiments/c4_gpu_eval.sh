@@ -9,9 +9,14 @@
 #     at 800 simulations with that setting, to compare with the plain search on the same positions.
 # The results come back as OUTDIR/c4eval.tgz.
 # The machine has torch but not hydra/omegaconf/sgfmill/open_spiel: copy the pure-Python packages
-# (antlr4 hydra omegaconf sgfmill ml_collections) from .venv's site-packages to .dev/site and download
-# open_spiel's cp312 wheel to .whl (both git-ignored through .git/info/exclude); carry .dev, .whl and
-# the run's checkpoints/, logs/ and state.json (not its replay buffer).
+# (antlr4 hydra omegaconf sgfmill ml_collections) from .venv's site-packages to .dev/site, and for the
+# openings download open_spiel's cp312 wheel to .whl; all git-ignored through .git/info/exclude.
+# What travels is capped at 64 MiB and the tracked tree is already most of it, so carry a slim copy
+# of the run: weights-only exports of a few checkpoints and the metrics (the wheel, 16 MB, then
+# rarely fits: GAMES=0 and play the openings on the CPU):
+#   mkdir -p .devrun/RUN/checkpoints .devrun/RUN/logs; cp runs/RUN/logs/metrics.jsonl .devrun/RUN/logs/
+#   python -m azero.models.export runs/RUN/checkpoints/ckpt_S.safetensors --game connect4 --out /tmp/eS
+#   cp /tmp/eS/connect4.safetensors .devrun/RUN/checkpoints/ckpt_S.safetensors   # for each step S
 # Usage, from the repo root on the device:
 #   experiments/c4_gpu_eval.sh RUN_DIR OUTDIR [SETTING ...]
 # A dry run here, small: SKIP_INSTALL=1 DEVICE=cpu POSITIONS=8 CURVE_POSITIONS=2 SIMS=4 GAMES=0 ...
@@ -24,8 +29,9 @@ since() { echo "$(( $(date +%s) - t0 )) s"; }
 DEVICE=${DEVICE:-cuda}; POSITIONS=${POSITIONS:-1000}; CURVE_POSITIONS=${CURVE_POSITIONS:-250}; SIMS=${SIMS:-800}
 GAMES=${GAMES:-2}; PY=${PY:-python3}
 [ "$DEVICE" = cpu ] || nvidia-smi -L; $PY -V; nproc
-[ -n "${SKIP_INSTALL:-}" ] || { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  > "$OUTDIR/install.log" 2>&1 || { tail -20 "$OUTDIR/install.log"; exit 1; }
+[ -n "${SKIP_INSTALL:-}" ] || { ! ls .whl/*.whl > /dev/null 2>&1 || python3 -m pip install -q --no-index --no-deps \
+  --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl > "$OUTDIR/install.log" 2>&1 \
+  || { tail -20 "$OUTDIR/install.log"; exit 1; }
 python3 -m pip install --no-build-isolation --no-deps -e . >> "$OUTDIR/install.log" 2>&1 \
   || { tail -30 "$OUTDIR/install.log"; exit 1; }; }
 echo "install done at $(since)"
