@@ -3,6 +3,7 @@
     obs [B, C, H, W] -> stem (3x3 conv, BN, ReLU) -> `blocks` residual blocks
         -> policy head: 1x1 conv, BN, ReLU, linear  -> logits [B, A] over ALL actions
         -> value head:  1x1 conv, BN, ReLU, linear, ReLU, linear, tanh -> value [B] in [-1, 1]
+           (or, with wdl_head, linear to 3 logits of win / draw / loss -> value = P(win) - P(loss))
 
 Optional auxiliary heads for games with a final score (Go; KataGo, Wu 2019, section 4.1):
 
@@ -66,6 +67,11 @@ class NetworkConfig:
     score_head: bool = False
     """Predict the final score (Go), used by the search's score utility (search.score_utility).
     Trained with train.score_weight."""
+    wdl_head: bool = False
+    """End the value head in three logits, win / draw / loss for the player to move, trained by
+    cross-entropy; the value the search sees is P(win) - P(loss). A tanh value trained by squared
+    error cannot tell a drawn position from a balanced but decisive one, and its gradient vanishes
+    where it saturates; the categorical head has neither problem (KataGo and Leela Chess Zero use it)."""
     zero_init_residual: bool = True
     """Start each block's last BatchNorm scale at 0, so an untrained tower is the identity map.
 
@@ -176,7 +182,7 @@ class PolicyValueNet(nn.Module):
         self.policy_fc = nn.Linear(cfg.policy_channels * h * w, self.num_actions)
         self.value_conv, self.value_bn = _conv_bn(c, cfg.value_channels, 1)
         self.value_fc1 = nn.Linear(cfg.value_channels * h * w, cfg.value_hidden)
-        self.value_fc2 = nn.Linear(cfg.value_hidden, 1)
+        self.value_fc2 = nn.Linear(cfg.value_hidden, 3 if cfg.wdl_head else 1)
         self.score_scale = math.sqrt(h * w)
         self.ownership_conv = nn.Conv2d(c, 1, 1) if cfg.ownership_head else None
         self.score_fc = nn.Linear(cfg.value_hidden, 1) if cfg.score_head else None
@@ -190,6 +196,10 @@ class PolicyValueNet(nn.Module):
         return self.score_fc is not None
 
     @property
+    def has_wdl(self) -> bool:
+        return self.cfg.wdl_head
+
+    @property
     def has_ownership(self) -> bool:
         return self.ownership_conv is not None
 
@@ -201,7 +211,8 @@ class PolicyValueNet(nn.Module):
         return out["logits"], out["value"], out["score"]
 
     def heads(self, obs_bchw: torch.Tensor) -> dict[str, torch.Tensor | None]:
-        """Every head: logits [B, A], value [B], score [B] or None, ownership logits [B, H*W] or None."""
+        """Every head: logits [B, A], value [B], score [B] or None, ownership logits [B, H*W] or None,
+        wdl logits [B, 3] (win, draw, loss) or None."""
         return self._run(obs_bchw, ownership=True)
 
     def _run(self, obs_bchw: torch.Tensor, *, ownership: bool) -> dict[str, torch.Tensor | None]:
@@ -216,9 +227,15 @@ class PolicyValueNet(nn.Module):
         logits = self.policy_fc(p)                                         # [B, A]
         v = F.relu(self.value_bn(self.value_conv(x))).flatten(1)
         hidden = F.relu(self.value_fc1(v))                                  # [B, value_hidden]
-        v = torch.tanh(self.value_fc2(hidden)).squeeze(1)                  # [B]
+        wdl = None
+        if self.cfg.wdl_head:
+            wdl = self.value_fc2(hidden).float()                            # [B, 3] win / draw / loss
+            probs = torch.softmax(wdl, dim=1)
+            v = probs[:, 0] - probs[:, 2]                                   # [B]
+        else:
+            v = torch.tanh(self.value_fc2(hidden)).squeeze(1)              # [B]
         # losses and search want float32 even when the tower ran in bf16 under autocast
-        out = {"logits": logits.float(), "value": v.float(), "score": None, "ownership": None}
+        out = {"logits": logits.float(), "value": v.float(), "score": None, "ownership": None, "wdl": wdl}
         if self.score_fc is not None:
             out["score"] = (self.score_scale * self.score_fc(hidden).squeeze(1)).float()
         if ownership and self.ownership_conv is not None:
@@ -227,6 +244,23 @@ class PolicyValueNet(nn.Module):
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
+
+
+def wdl_target(z: torch.Tensor) -> torch.Tensor:
+    """Scalar value targets z [B] in [-1, 1] -> win / draw / loss distributions [B, 3] with P(win) - P(loss) = z.
+
+    A played-out outcome (-1, 0, +1) becomes its one-hot class. A target mixed with the search's
+    root value (selfplay.value_q_weight) keeps its expectation: the mass the expectation leaves
+    is put on the draw, [max(z, 0), 1 - |z|, max(-z, 0)], the least decisive split of that
+    expectation, so a mixed target never claims more certainty of a decision than it carries.
+    """
+    return torch.stack([z.clamp_min(0.0), 1.0 - z.abs(), (-z).clamp_min(0.0)], dim=1)
+
+
+def wdl_loss(wdl_logits: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of the win / draw / loss head [B, 3] against wdl_target(z)."""
+    logp = F.log_softmax(wdl_logits.float(), dim=1)
+    return -(wdl_target(z.float()) * logp).sum(dim=1).mean()
 
 
 def masked_log_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,9 @@ Loss (AlphaGo Zero, Silver et al. 2017, eq. 1; the L2 term lives in the optimize
 
 with p the network's policy renormalised over the legal actions
 (masked_log_softmax), pi the search's visit distribution and z the outcome
-from the player to move's view, both from the replay buffer.
+from the player to move's view, both from the replay buffer. A net with a win / draw / loss
+value head (model.wdl_head) replaces the squared error by the cross-entropy of its three
+classes against the outcome's class (network.wdl_target).
 
 Exact resume. A checkpoint holds everything a step depends on: weights and
 BatchNorm statistics, optimizer buffers, the step (the learning rate is a pure
@@ -53,7 +55,7 @@ from azero.train.checkpoint import (
     prune_checkpoints,
     save_checkpoint,
 )
-from azero.train.network import PolicyValueNet, masked_log_softmax
+from azero.train.network import PolicyValueNet, masked_log_softmax, wdl_loss
 from azero.train.precision import PRECISIONS, check_choice, resolve_precision
 
 log = logging.getLogger(__name__)
@@ -201,7 +203,8 @@ class Trainer:
     def train_step(self, batch: dict[str, Any]) -> dict[str, float]:
         """One optimizer step on a batch (numpy or torch: obs [B,C,H,W], pi [B,A], z [B], legal [B,A]).
 
-        Returns floats: loss, policy_loss (cross-entropy), value_loss (MSE),
+        Returns floats: loss, policy_loss (cross-entropy), value_loss (MSE; the win / draw / loss
+        cross-entropy for a net with model.wdl_head),
         policy_kl (cross-entropy minus the target's entropy: 0 when the net
         matches the search exactly), policy_entropy (of the net's legal policy),
         policy_top1 (net's best move == search's most visited), value_error
@@ -223,7 +226,7 @@ class Trainer:
         if "policy_weight" in batch:  # cheap searches recorded at a lower weight (selfplay.cheap_target_weight)
             ce = ce * torch.as_tensor(batch["policy_weight"]).to(self.device, dtype=torch.float32)
         policy_loss = ce.mean()
-        value_loss = F.mse_loss(value, z)
+        value_loss = wdl_loss(heads["wdl"], z) if heads.get("wdl") is not None else F.mse_loss(value, z)
         loss = policy_loss + self.cfg.value_loss_weight * value_loss
         aux = self._final_losses(heads, batch)
         for name, term in aux.items():

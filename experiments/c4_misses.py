@@ -1,0 +1,84 @@
+"""Where a connect-four network's searched moves lose the solved value, and why.
+
+    python experiments/c4_misses.py CKPT [--sims 800] [--positions 1000] [--depths 8,12,16,20]
+
+For each solver test position (the c4-accuracy sets) where the search's move changes the value,
+it reports the kind of miss (a win given up for a draw or a loss, a draw given up for a loss),
+whether the raw policy already chose a value-keeping move there (search made it worse) or not,
+and how far the network's value of the position lies from the truth, per depth. The point is to
+say which lever is missing: the policy (raw wrong, search cannot fix it in 800 simulations), or
+the value (raw right, the search's values pull it off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+
+import numpy as np
+
+from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
+from azero.agents.mcts import MctsPlayer
+from azero.agents.simple import RawNetworkPlayer
+from azero.eval.c4accuracy import choose_moves, load_test_set, test_states
+from azero.games.c4solver import move_values
+from azero.games.connect4 import Connect4Game
+from azero.search.config import play_config
+
+VALUE_NAME = {1: "win", 0: "draw", -1: "loss"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("--sims", type=int, default=800)
+    ap.add_argument("--positions", type=int, default=1000)
+    ap.add_argument("--depths", default="8,12,16,20")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", help="write the per-miss records here as JSON")
+    args = ap.parse_args(argv)
+
+    game = Connect4Game()
+    path = resolve_checkpoint(args.checkpoint, game.spec.name)
+    evaluator = load_evaluator(path, game=game, threads=1).evaluator
+    raw = RawNetworkPlayer(evaluator)
+    search = MctsPlayer(game.spec, evaluator, play_config(args.sims, seed=args.seed), name=f"puct@{args.sims}")
+    summary, misses = {}, []
+    for depth in (int(d) for d in args.depths.split(",")):
+        ts, _ = load_test_set(args.seed, depth, args.positions)
+        moves = list(ts.moves)
+        chosen = choose_moves(search, moves)
+        raw_chosen = choose_moves(raw, moves)
+        states = test_states(moves)
+        _, net_value = evaluator.evaluate(states.encode(), states.legal_mask())
+        kinds = Counter()
+        for i in np.flatnonzero(~ts.keeps[np.arange(len(ts)), chosen]):
+            truth = int(ts.value[i])
+            got = int(move_values(moves[i])[chosen[i]])
+            raw_ok = bool(ts.keeps[i, raw_chosen[i]])
+            kind = f"{VALUE_NAME[truth]}->{VALUE_NAME[got]}"
+            kinds[kind] += 1
+            kinds["raw policy kept the value" if raw_ok else "raw policy missed too"] += 1
+            misses.append({"depth": depth, "position": moves[i], "truth": truth, "after_move": got,
+                           "searched": int(chosen[i]) + 1, "raw": int(raw_chosen[i]) + 1, "raw_ok": raw_ok,
+                           "keeps": "".join("1" if k else "0" for k in ts.keeps[i]),
+                           "net_value": round(float(net_value[i]), 3)})
+        value = ts.value.astype(np.float64)
+        err = np.abs(net_value - value)
+        summary[str(depth)] = {"positions": len(ts), "misses": int(sum(kinds[k] for k in kinds if "->" in k)),
+                               **dict(kinds),
+                               "net |v - truth| won": round(float(err[ts.value == 1].mean()), 3),
+                               "net |v - truth| drawn": round(float(err[ts.value == 0].mean()), 3)}
+        print(depth, json.dumps(summary[str(depth)]), file=sys.stderr, flush=True)
+    doc = {"checkpoint": str(path), "simulations": args.sims, "summary": summary, "misses": misses}
+    print(json.dumps(summary, indent=1))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(doc, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
