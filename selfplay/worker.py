@@ -58,9 +58,14 @@ class GameRecord:
     surprise: np.ndarray | None = None  # [T] float32 KL(policy target || searched prior), nats
 
     @property
+    def outcomes(self) -> np.ndarray:
+        """Per recorded position, the played-out outcome z (+1, 0, -1) from the player to move's view."""
+        return np.where(self.to_play == 0, self.outcome, -self.outcome).astype(np.float32)
+
+    @property
     def value_targets(self) -> np.ndarray:
         """Per recorded position, player to move's view: (1 - q_weight) z + q_weight q."""
-        z = np.where(self.to_play == 0, self.outcome, -self.outcome).astype(np.float32)
+        z = self.outcomes
         if self.q_weight == 0.0 or self.root_value is None:
             return z
         return ((1.0 - self.q_weight) * z + self.q_weight * self.root_value).astype(np.float32)

@@ -50,6 +50,10 @@ and, also optional in format 2,
                                   surprise_weight > 0 surprising positions are sampled more often
                                   (KataGo's policy-surprise weighting); absent means 0
 
+    outcome       [n]    float32  the played-out outcome (+1, 0, -1, player to move's view) where z
+                                  is mixed with the search's value (selfplay.value_q_weight): the
+                                  win / draw / loss head learns its classes from it; absent means z
+
 Format-1 shards (written before these targets existed) still load, with has_final false.
 
 Sample budget. A position should be trained on a bounded number of times, or
@@ -307,7 +311,7 @@ class ReplayBuffer:
                 present = [k for k in _FINAL_KEYS if k in f.files]
                 if present and len(present) != len(_FINAL_KEYS):
                     raise ReplayShardError(s.path, f"has {present} but not all of {list(_FINAL_KEYS)}")
-                present += [k for k in ("policy_weight", "surprise") if k in f.files]
+                present += [k for k in ("policy_weight", "surprise", "outcome") if k in f.files]
                 arrays = {k: f[k] for k in (*_KEYS, *present)}  # reads and CRC-checks every member now
         except ReplayShardError:
             raise
@@ -343,6 +347,11 @@ class ReplayBuffer:
             arrays["policy_weight"] = np.ones(n, np.float32)
         if "surprise" not in arrays:
             arrays["surprise"] = np.zeros(n, np.float32)
+        if "outcome" not in arrays:
+            arrays["outcome"] = arrays["z"].copy()
+        oc = arrays["outcome"]
+        if oc.shape != (n,) or oc.dtype != np.float32 or not np.isin(oc, (-1.0, 0.0, 1.0)).all():
+            raise ReplayShardError(s.path, f"outcome is {oc.dtype} {oc.shape}, expected float32 ({n},) in {{-1, 0, 1}}")
         if arrays["surprise"].shape != (n,) or arrays["surprise"].dtype != np.float32:
             raise ReplayShardError(s.path, f"surprise is {arrays['surprise'].dtype} {arrays['surprise'].shape}, "
                                            f"expected float32 ({n},)")
@@ -377,14 +386,15 @@ class ReplayBuffer:
         return int(ids.max()) + 1 if len(ids) else 0
 
     def add(self, obs, pi, z, legal, *, game_id, move, ownership=None, score=None, has_final=None,
-            policy_weight=None, surprise=None) -> Path:
+            policy_weight=None, surprise=None, outcome=None) -> Path:
         """Write n positions as one new shard and slide the window; returns the shard's path.
 
         obs [n, C, H, W] (float32 from encode()), pi float32 [n, A] (sums to 1,
         0 on illegal actions), z [n] in [-1, 1], legal bool [n, A],
         game_id int [n] or one int for all, move int [n]; for games with a final score
         all three of ownership [n, H*W] in {-1, 0, 1}, score [n] and has_final bool [n]
-        (see the module docstring), else none of them; policy_weight [n] >= 0 (None: all 1).
+        (see the module docstring), else none of them; policy_weight [n] >= 0 (None: all 1);
+        outcome [n] in {-1, 0, 1} where z is not the outcome itself (None: z).
         """
         data = self._validate(obs, pi, z, legal, game_id, move)
         n = len(data["z"])
@@ -399,12 +409,17 @@ class ReplayBuffer:
             if sp.shape != (n,) or not (np.isfinite(sp).all() and (sp >= 0).all()):
                 raise ValueError(f"add: surprise must be finite, >= 0 and of shape ({n},), got {sp.shape}")
             final = dict(final or {}, surprise=sp.copy())
+        if outcome is not None:
+            oc = np.asarray(outcome, dtype=np.float32)
+            if oc.shape != (n,) or not np.isin(oc, (-1.0, 0.0, 1.0)).all():
+                raise ValueError(f"add: outcome must be of shape ({n},) with values in {{-1, 0, 1}}, got {oc.shape}")
+            final = dict(final or {}, outcome=oc.copy())
         shard = _Shard(self.directory / SHARD_NAME.format(index=self._next_index, start=self._total, n=n),
                        self._next_index, self._total, n)
         arrays = dict(data, **(final or {}),
                       meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
         data = {**self._no_final(n), "policy_weight": np.ones(n, np.float32), "surprise": np.zeros(n, np.float32),
-                **data, **(final or {})}
+                "outcome": data["z"].copy(), **data, **(final or {})}
         save = np.savez_compressed if self.cfg.compress else np.savez
         # a file object, not a name: np.savez would append '.npz' to the temp name
         write_atomic(shard.path, lambda f: save(f, **arrays))
@@ -509,6 +524,7 @@ class ReplayBuffer:
 
         Returns numpy arrays: obs float32 [B, C, H, W], pi float32 [B, A],
         z float32 [B], legal bool [B, A], game_id int64 [B], move int32 [B],
+        outcome float32 [B] (z where the shard has no separate outcome),
         ownership float32 [B, H*W], score float32 [B], has_final bool [B] (all zero
         / false where a shard has no final targets), position int64 [B] (global
         position number), symmetry int64 [B] (index into self.transforms). With
@@ -539,6 +555,7 @@ class ReplayBuffer:
             "score": np.empty(batch_size, np.float32),
             "has_final": np.empty(batch_size, np.bool_),
             "policy_weight": np.empty(batch_size, np.float32),
+            "outcome": np.empty(batch_size, np.float32),
         }
         position = np.empty(batch_size, np.int64)
         for j in np.unique(k):

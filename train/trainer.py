@@ -8,7 +8,9 @@ with p the network's policy renormalised over the legal actions
 (masked_log_softmax), pi the search's visit distribution and z the outcome
 from the player to move's view, both from the replay buffer. A net with a win / draw / loss
 value head (model.wdl_head) replaces the squared error by the cross-entropy of its three
-classes against the outcome's class (network.wdl_target).
+classes against the played-out outcome's class (network.wdl_target; the replay keeps the
+outcome beside a z mixed with the search's value, selfplay.value_q_weight, which the head
+therefore does not see).
 
 Exact resume. A checkpoint holds everything a step depends on: weights and
 BatchNorm statistics, optimizer buffers, the step (the learning rate is a pure
@@ -226,7 +228,13 @@ class Trainer:
         if "policy_weight" in batch:  # cheap searches recorded at a lower weight (selfplay.cheap_target_weight)
             ce = ce * torch.as_tensor(batch["policy_weight"]).to(self.device, dtype=torch.float32)
         policy_loss = ce.mean()
-        value_loss = wdl_loss(heads["wdl"], z) if heads.get("wdl") is not None else F.mse_loss(value, z)
+        if heads.get("wdl") is not None:
+            # the classes learn the played-out outcome; a q-mixed z would put the search's doubt on the draw
+            outcome = torch.as_tensor(batch["outcome"]).to(self.device, dtype=torch.float32) \
+                if "outcome" in batch else z
+            value_loss = wdl_loss(heads["wdl"], outcome)
+        else:
+            value_loss = F.mse_loss(value, z)
         loss = policy_loss + self.cfg.value_loss_weight * value_loss
         aux = self._final_losses(heads, batch)
         for name, term in aux.items():

@@ -69,6 +69,9 @@ def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np
         "game_id": np.concatenate([np.full(len(r.to_play), first_game_id + i, np.int64) for i, r in parts]),
         "move": np.concatenate([r.move_number for _, r in parts]),
     }
+    if any(r.q_weight > 0 and r.root_value is not None for _, r in parts):
+        # z is mixed with the search's value: keep the outcome itself for the win / draw / loss head
+        arrays["outcome"] = np.concatenate([r.outcomes for _, r in parts])
     if any(r.ownership_known for _, r in parts):
         arrays.update(final_targets([r for _, r in parts]))
     if all(r.surprise is not None for _, r in parts):

@@ -1,5 +1,6 @@
 """The win / draw / loss value head (model.wdl_head): its targets, its loss, what the search sees,
-checkpoints, and the OpenVINO export."""
+checkpoints, the OpenVINO export, and the played-out outcome the replay keeps for it beside a
+q-mixed value target."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 import torch
 
+from azero.runs.records import stack_records
 from azero.selfplay.network_evaluator import NetworkEvaluator
+from azero.selfplay.worker import GameRecord
 from azero.train import precision as prec
 from azero.train.checkpoint import network_from_checkpoint
 from azero.train.network import NetworkConfig, PolicyValueNet, wdl_loss, wdl_target
+from azero.train.replay import ReplayBuffer, ReplayConfig
 from azero.train.trainer import TrainConfig, Trainer
 
 WDL = dataclasses.replace(NetworkConfig.tiny(), wdl_head=True)
@@ -95,3 +99,54 @@ def test_openvino_serves_the_same_values(spec, positions, rng):
     p1, v1 = ov.evaluate(d["obs"], d["legal"])
     np.testing.assert_allclose(p1, p0, atol=1e-4)
     np.testing.assert_allclose(v1, v0, atol=1e-4)
+
+
+def _record(to_play, outcome, root_value, q_weight):
+    t = len(to_play)
+    return GameRecord(obs=np.zeros((t, 3, 5, 5), np.float32), policy=np.full((t, 26), 1 / 26, np.float32),
+                      legal=np.ones((t, 26), bool), to_play=np.asarray(to_play, np.int8),
+                      move_number=np.arange(t, dtype=np.int32), actions=[], outcome=outcome, resigned=False,
+                      no_resign=False, false_resign=None, root_value=np.asarray(root_value, np.float32),
+                      q_weight=q_weight)
+
+
+def test_records_keep_the_outcome_beside_a_q_mixed_target():
+    mixed = stack_records([_record([0, 1, 0], 1.0, [0.2, -0.6, 0.0], 0.5), _record([1, 0], 0.0, [0.4, 0.0], 0.5)], 0)
+    np.testing.assert_allclose(mixed["z"], [0.6, -0.8, 0.5, 0.2, 0.0])
+    np.testing.assert_array_equal(mixed["outcome"], [1, -1, 1, 0, 0])
+    plain = stack_records([_record([0, 1], -1.0, [0.3, 0.1], 0.0)], 0)
+    assert "outcome" not in plain  # z is the outcome: nothing to keep twice
+
+
+def test_replay_round_trips_the_outcome_and_falls_back_to_z(tmp_path, spec, positions, rng):
+    cfg = ReplayConfig(min_window=100, max_window=100, min_positions=1, max_samples_per_position=None)
+    buf = ReplayBuffer(tmp_path, spec, cfg=cfg)
+    d = positions(rng, 6)
+    outcome = np.array([1, -1, 0, 1, 1, -1], np.float32)
+    buf.add(**dict(d, z=0.5 * outcome), game_id=0, move=np.arange(6), outcome=outcome)
+    old = positions(rng, 4)
+    buf.add(**old, game_id=1, move=np.arange(4))  # no outcome given: z is the outcome
+    with pytest.raises(ValueError, match="outcome must be of shape"):
+        buf.add(**d, game_id=2, move=np.arange(6), outcome=np.full(6, 0.5, np.float32))
+    again = ReplayBuffer(tmp_path, spec, cfg=cfg)
+    np.testing.assert_array_equal(again._shards[0].data["outcome"], outcome)
+    np.testing.assert_array_equal(again._shards[1].data["outcome"], old["z"])
+    batch = again.sample(32, np.random.default_rng(0), augment=False)
+    mixed = batch["position"] < 6
+    np.testing.assert_array_equal(batch["z"][mixed], 0.5 * batch["outcome"][mixed])
+    np.testing.assert_array_equal(batch["z"][~mixed], batch["outcome"][~mixed])
+
+
+def test_the_head_learns_the_outcome_not_the_mixed_target(spec, positions, rng):
+    """Every position won, its mixed target only 0.3: the classes must learn the win."""
+    net = _net(spec, seed=4)
+    d = positions(rng, 32)
+    d["z"] = np.full(32, 0.3, np.float32)
+    d["outcome"] = np.ones(32, np.float32)
+    trainer = Trainer(net, TrainConfig(batch_size=32, warmup_steps=0, lr=0.05))
+    for _ in range(60):
+        trainer.train_step(d)
+    net.eval()
+    with torch.no_grad():
+        p = torch.softmax(net.heads(torch.from_numpy(d["obs"]))["wdl"], dim=1).numpy()
+    assert p[:, 0].mean() > 0.9 and p[:, 1].mean() < 0.08
