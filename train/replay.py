@@ -347,11 +347,12 @@ class ReplayBuffer:
             arrays["policy_weight"] = np.ones(n, np.float32)
         if "surprise" not in arrays:
             arrays["surprise"] = np.zeros(n, np.float32)
-        if "outcome" not in arrays:
-            arrays["outcome"] = arrays["z"].copy()
-        oc = arrays["outcome"]
-        if oc.shape != (n,) or oc.dtype != np.float32 or not np.isin(oc, (-1.0, 0.0, 1.0)).all():
-            raise ReplayShardError(s.path, f"outcome is {oc.dtype} {oc.shape}, expected float32 ({n},) in {{-1, 0, 1}}")
+        if "outcome" in arrays:
+            oc = arrays["outcome"]
+            if oc.shape != (n,) or oc.dtype != np.float32 or not np.isin(oc, (-1.0, 0.0, 1.0)).all():
+                raise ReplayShardError(s.path, f"outcome is {oc.dtype} {oc.shape}, expected float32 ({n},) in {{-1, 0, 1}}")
+        else:  # older shards: z, possibly q-mixed (the head then learns wdl_target's split of it); read-only, shared
+            arrays["outcome"] = arrays["z"]
         if arrays["surprise"].shape != (n,) or arrays["surprise"].dtype != np.float32:
             raise ReplayShardError(s.path, f"surprise is {arrays['surprise'].dtype} {arrays['surprise'].shape}, "
                                            f"expected float32 ({n},)")
@@ -419,7 +420,7 @@ class ReplayBuffer:
         arrays = dict(data, **(final or {}),
                       meta=np.array([FORMAT_VERSION, shard.index, shard.start, n], dtype=np.int64))
         data = {**self._no_final(n), "policy_weight": np.ones(n, np.float32), "surprise": np.zeros(n, np.float32),
-                "outcome": data["z"].copy(), **data, **(final or {})}
+                "outcome": data["z"], **data, **(final or {})}
         save = np.savez_compressed if self.cfg.compress else np.savez
         # a file object, not a name: np.savez would append '.npz' to the temp name
         write_atomic(shard.path, lambda f: save(f, **arrays))

@@ -126,11 +126,16 @@ def test_replay_round_trips_the_outcome_and_falls_back_to_z(tmp_path, spec, posi
     buf.add(**dict(d, z=0.5 * outcome), game_id=0, move=np.arange(6), outcome=outcome)
     old = positions(rng, 4)
     buf.add(**old, game_id=1, move=np.arange(4))  # no outcome given: z is the outcome
+    # a shard written before the outcome was kept, its z q-mixed (not a class): loads, outcome = z
+    mixed_old = positions(rng, 3)
+    mixed_old["z"] = np.array([0.6, -0.2, 0.0], np.float32)
+    buf.add(**mixed_old, game_id=3, move=np.arange(3))
     with pytest.raises(ValueError, match="outcome must be of shape"):
         buf.add(**d, game_id=2, move=np.arange(6), outcome=np.full(6, 0.5, np.float32))
     again = ReplayBuffer(tmp_path, spec, cfg=cfg)
     np.testing.assert_array_equal(again._shards[0].data["outcome"], outcome)
     np.testing.assert_array_equal(again._shards[1].data["outcome"], old["z"])
+    np.testing.assert_array_equal(again._shards[2].data["outcome"], mixed_old["z"])
     batch = again.sample(32, np.random.default_rng(0), augment=False)
     mixed = batch["position"] < 6
     np.testing.assert_array_equal(batch["z"][mixed], 0.5 * batch["outcome"][mixed])
