@@ -8,6 +8,11 @@ whether the raw policy already chose a value-keeping move there (search made it 
 and how far the network's value of the position lies from the truth, per depth. The point is to
 say which lever is missing: the policy (raw wrong, search cannot fix it in 800 simulations), or
 the value (raw right, the search's values pull it off).
+
+It also says how well the network's value tells won positions from drawn ones (the misses are
+mostly win->draw and draw->loss): the AUC of the value over those two sets (0.5 = blind, 1 =
+perfect), and for a win / draw / loss head (model.wdl_head) its mean P(draw) on won and on drawn
+positions and the AUC of P(draw) for picking out the drawn ones.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sys
 from collections import Counter
 
 import numpy as np
+import torch
 
 from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
 from azero.agents.mcts import MctsPlayer
@@ -26,8 +32,44 @@ from azero.eval.c4accuracy import choose_moves, load_test_set, test_states
 from azero.games.c4solver import move_values
 from azero.games.connect4 import Connect4Game
 from azero.search.config import play_config
+from azero.train.checkpoint import load_checkpoint, network_from_checkpoint_data
 
 VALUE_NAME = {1: "win", 0: "draw", -1: "loss"}
+
+
+def auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """P(a random positive scores above a random negative), ties counting half (Mann-Whitney)."""
+    if len(positive) == 0 or len(negative) == 0:
+        return float("nan")
+    scores = np.concatenate([positive, negative])
+    order = scores.argsort(kind="stable")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    for value in np.unique(scores):  # average ranks over ties
+        tied = scores == value
+        ranks[tied] = ranks[tied].mean()
+    n = len(positive)
+    return float((ranks[:n].sum() - n * (n + 1) / 2) / (n * len(negative)))
+
+
+def wdl_probs(net, states) -> np.ndarray | None:
+    """[N, 3] win / draw / loss probabilities of a network with a WDL head, else None."""
+    if not getattr(net, "has_wdl", False):
+        return None
+    with torch.no_grad():
+        logits = net.heads(torch.from_numpy(states.encode()))["wdl"]
+    return torch.softmax(logits.float(), dim=1).numpy()
+
+
+def separation(value: np.ndarray, net_value: np.ndarray, probs: np.ndarray | None) -> dict:
+    """How well the net's value (and P(draw)) tells the won positions from the drawn ones."""
+    won, drawn = value == 1, value == 0
+    out = {"value AUC won vs drawn": round(auc(net_value[won], net_value[drawn]), 3)}
+    if probs is not None:
+        out.update({"P(draw) won": round(float(probs[won, 1].mean()), 3),
+                    "P(draw) drawn": round(float(probs[drawn, 1].mean()), 3),
+                    "P(draw) AUC drawn vs won": round(auc(probs[drawn, 1], probs[won, 1]), 3)})
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     game = Connect4Game()
     path = resolve_checkpoint(args.checkpoint, game.spec.name)
     evaluator = load_evaluator(path, game=game, threads=1).evaluator
+    net = network_from_checkpoint_data(load_checkpoint(path)).eval()
     raw = RawNetworkPlayer(evaluator)
     search = MctsPlayer(game.spec, evaluator, play_config(args.sims, seed=args.seed), name=f"puct@{args.sims}")
     summary, misses = {}, []
@@ -70,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         summary[str(depth)] = {"positions": len(ts), "misses": int(sum(kinds[k] for k in kinds if "->" in k)),
                                **dict(kinds),
                                "net |v - truth| won": round(float(err[ts.value == 1].mean()), 3),
-                               "net |v - truth| drawn": round(float(err[ts.value == 0].mean()), 3)}
+                               "net |v - truth| drawn": round(float(err[ts.value == 0].mean()), 3),
+                               **separation(ts.value, net_value, wdl_probs(net, states))}
         print(depth, json.dumps(summary[str(depth)]), file=sys.stderr, flush=True)
     doc = {"checkpoint": str(path), "simulations": args.sims, "summary": summary, "misses": misses}
     print(json.dumps(summary, indent=1))

@@ -60,3 +60,35 @@ def test_a_run_warm_starts_once_and_records_it(tmp_path):
 
     state = json.loads((run / "state.json").read_text())
     assert state["warm_start"]["from"] == str(path) and state["warm_start"]["copied"] > 0
+
+
+def test_a_tanh_value_head_becomes_win_draw_loss_keeping_the_value(tmp_path):
+    states = GoGame(5).new_states(6)
+    states.apply(torch.tensor([3, 7, 12, 0, 24, 5], dtype=torch.int32).numpy())
+    obs = torch.from_numpy(states.encode())
+    # biases off zero put the values far from 0, where tanh and the three-class value differ most
+    for bias in (0.0, 1.0, -2.5):
+        torch.manual_seed(0)
+        old = PolicyValueNet(GoGame(5).spec, NetworkConfig(**SMALL))
+        old.value_fc2.bias.data.fill_(bias)
+        path = Trainer(old, TrainConfig()).save(tmp_path / str(bias))
+        torch.manual_seed(1)
+        new = PolicyValueNet(GoGame(5).spec, NetworkConfig(**SMALL, wdl_head=True))
+        report = warm_start(new, path)
+        assert sorted(report["widened"]) == ["value_fc2.bias: tanh value -> win / draw / loss logits",
+                                             "value_fc2.weight: tanh value -> win / draw / loss logits"]
+        old.eval(), new.eval()
+        with torch.no_grad():
+            a, b, heads = old(obs), new(obs), new.heads(obs)
+        torch.testing.assert_close(a[0], b[0])
+        assert torch.allclose(a[1], b[1], atol=0.02), (bias, a[1], b[1])
+        assert torch.equal(torch.sign(a[1]), torch.sign(b[1]))
+        # the draw class is the middle logit, zero: it carries neither side's value
+        torch.testing.assert_close(heads["wdl"][:, 1], torch.zeros(6))
+
+
+def test_a_win_draw_loss_head_is_not_narrowed_to_tanh(tmp_path):
+    _, path = _saved(tmp_path, wdl_head=True)
+    tanh = PolicyValueNet(GoGame(5).spec, NetworkConfig(**SMALL))
+    with pytest.raises(CheckpointError, match="model.wdl_head=true"):
+        warm_start(tanh, path)
