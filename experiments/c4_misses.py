@@ -32,7 +32,6 @@ from azero.eval.c4accuracy import choose_moves, load_test_set, test_states
 from azero.games.c4solver import move_values
 from azero.games.connect4 import Connect4Game
 from azero.search.config import play_config
-from azero.train.checkpoint import load_checkpoint, network_from_checkpoint_data
 
 VALUE_NAME = {1: "win", 0: "draw", -1: "loss"}
 
@@ -85,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     game = Connect4Game()
     path = resolve_checkpoint(args.checkpoint, game.spec.name)
     evaluator = load_evaluator(path, game=game, threads=1).evaluator
-    net = network_from_checkpoint_data(load_checkpoint(path)).eval()
+    net = evaluator.net  # the torch module the evaluator runs (its WDL logits are not in evaluate's output)
     raw = RawNetworkPlayer(evaluator)
     search = MctsPlayer(game.spec, evaluator, play_config(args.sims, seed=args.seed), name=f"puct@{args.sims}")
     summary, misses = {}, []
