@@ -435,10 +435,26 @@ class MCTS:
             policy, action = visit_policy(visits), most_visited(weights)
         result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
                               value=tree.root_value(), action=action, simulations=tree.sims_done.copy(),
-                              score=tree.root_score() if self._scored else None, action_weights=weights)
+                              score=tree.root_score() if self._scored else None, action_weights=weights,
+                              win_q=root_win_q(tree) if self._scored else None)
         skipped = tree.sims_target == 0  # a reused tree may hold statistics of a root that was not searched
         if skipped.any():
-            for field in ("visits", "policy", "q", "prior", "value") + (("score",) if self._scored else ()):
+            for field in ("visits", "policy", "q", "prior", "value") + (("score", "win_q") if self._scored else ()):
                 getattr(result, field)[skipped] = 0
             result.action[skipped] = NO_ACTION
         return result
+
+
+def root_win_q(tree: SearchTree) -> np.ndarray:
+    """float32 [B, A]: the win/loss part of Q(root, a), root player's view, 0 where unvisited.
+
+    tree.root_q() is the search's utility, which adds the score utility when the evaluator predicts
+    scores; a value target must stay a win/loss value, so this reads the children's win sums."""
+    child = tree.child_index[:, 0, :]
+    node = np.maximum(child, 0)
+    visits = np.take_along_axis(tree.node_visits, node, axis=1)
+    wins = np.take_along_axis(tree.node_win_sum, node, axis=1)
+    same = np.take_along_axis(tree.node_to_play, node, axis=1) == tree.node_to_play[:, :1]
+    ok = (child >= 0) & (visits > 0)
+    q = np.divide(wins, visits, out=np.zeros(wins.shape, np.float64), where=ok)
+    return np.where(same, q, -q).astype(np.float32)

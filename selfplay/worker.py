@@ -30,7 +30,7 @@ import numpy as np
 from azero.games.base import NO_ACTION, Game
 from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
-from azero.search.result import most_visited
+from azero.search.result import most_visited, policy_value
 from azero.selfplay.config import SelfPlayConfig
 from azero.selfplay.hygiene import useless_moves, without_moves
 
@@ -52,7 +52,7 @@ class GameRecord:
     score: float | None = None  # Go: Tromp-Taylor black minus white (komi included) when played out
     final_ownership: np.ndarray | None = None  # Go: [H*W] int8 owner of each final point, Black +1 / White -1
     ownership_known: bool = False  # the game has final ownership (Go), whether or not this one was played out
-    root_value: np.ndarray | None = None  # [T] float32, the recorded searches' root values (player to move)
+    root_value: np.ndarray | None = None  # [T] float32, the recorded searches' policy values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
     policy_weight: np.ndarray | None = None  # [T] float32 policy loss weights (cheap searches < 1); None: all 1
     surprise: np.ndarray | None = None  # [T] float32 KL(policy target || searched prior), nats
@@ -264,6 +264,7 @@ class SelfPlayWorker:
         weight = 1.0 if full else cfg.cheap_target_weight
         if weight > 0:
             surprise = policy_surprise(policy, result.prior)
+            root_value = policy_value(result)
             obs = states.encode()
             legal = states.legal_mask()
             to_play = states.to_play()
@@ -274,7 +275,7 @@ class SelfPlayWorker:
                 t.legal.append(legal[b])
                 t.to_play.append(to_play[b])
                 t.move_number.append(int(num_moves[b]))
-                t.root_value.append(float(result.value[b]))
+                t.root_value.append(float(root_value[b]))
                 t.policy_weight.append(weight)
                 t.surprise.append(float(surprise[b]))
             self.positions_recorded += B
