@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from azero.games.base import NO_ACTION, GameSpec, States, value_for_player_to_move
-from azero.search._mcts import EvaluatorOutputError, SearchTree, TreeCapacityError
+from azero.search._mcts import ROOT, EvaluatorOutputError, SearchTree, TreeCapacityError
 from azero.search.config import SearchConfig
 from azero.search.evaluators import check_output, check_scores
 from azero.search.symmetric import SymmetricEvaluator
@@ -450,11 +450,11 @@ def root_win_q(tree: SearchTree) -> np.ndarray:
 
     tree.root_q() is the search's utility, which adds the score utility when the evaluator predicts
     scores; a value target must stay a win/loss value, so this reads the children's win sums."""
-    child = tree.child_index[:, 0, :]
+    child = tree.child_index[:, ROOT, :]
     node = np.maximum(child, 0)
     visits = np.take_along_axis(tree.node_visits, node, axis=1)
     wins = np.take_along_axis(tree.node_win_sum, node, axis=1)
-    same = np.take_along_axis(tree.node_to_play, node, axis=1) == tree.node_to_play[:, :1]
+    same = np.take_along_axis(tree.node_to_play, node, axis=1) == tree.node_to_play[:, ROOT:ROOT + 1]
     ok = (child >= 0) & (visits > 0)
     q = np.divide(wins, visits, out=np.zeros(wins.shape, np.float64), where=ok)
     return np.where(same, q, -q).astype(np.float32)

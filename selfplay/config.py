@@ -55,9 +55,9 @@ class SelfPlayConfig:
     value_q_weight: float = 0.0
     """Value target (1 - w) z + w q: z the game's outcome, q the recorded search's root value under
     its policy target (search.result.policy_value: not the mean backed-up value, which a Gumbel
-    root drags towards the moves it ruled out), both from the player to move's view. 0 is AlphaZero (outcome only). A share of q lowers the target's
-    noise where exploration moves later in the game flipped the result (Oracle's connect-four
-    study averaged the two)."""
+    root drags towards the moves it ruled out), both from the player to move's view. 0 is
+    AlphaZero (outcome only). A share of q lowers the target's noise where exploration moves
+    later in the game flipped the result (Oracle's connect-four study averaged the two)."""
     random_opening_moves: int = 0
     """A share (random_opening_fraction) of games start from k uniformly random moves, k drawn
     uniformly from 1..this, played without search and not recorded. Self-play on its own
