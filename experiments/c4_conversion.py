@@ -26,10 +26,10 @@ import numpy as np
 
 from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
 from azero.eval.c4accuracy import load_test_set, test_states
+from azero.games.base import NO_ACTION
 from azero.games.connect4 import Connect4Game
 from azero.search.config import SearchConfig
 from azero.search.mcts import MCTS
-from azero.games.base import NO_ACTION
 
 RULES = ("noised", "greedy")
 
@@ -53,7 +53,7 @@ def conversion(evaluator, ts, sims: int, rule: str, seed: int) -> dict:
     search = MCTS(Connect4Game().spec, evaluator,
                   SearchConfig(simulations=sims, algorithm="gumbel", seed=seed), batch_size=len(ts.moves))
     play_out(search, states, rule)
-    outcome = states.outcome() * np.where(mover == 0, 1.0, -1.0)  # the first mover's view
+    outcome = states.outcome() * np.where(mover == 0, 1.0, -1.0)  # outcome is player 0's; the solved value is the mover's
     agree = np.rint(outcome) == ts.value
     won, drawn = ts.value == 1, ts.value == 0
     return {"agree": round(float(agree.mean()), 4),
