@@ -1,9 +1,7 @@
-"""experiments/c4_conversion.py: games played out to the end, outcomes read from the first mover's side."""
+"""experiments/c4_conversion.py: games played out to the end, outcomes read from the side to move in the position."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,16 +12,12 @@ from azero.games.connect4 import Connect4Game
 from azero.search.config import SearchConfig
 from azero.search.evaluators import UniformEvaluator
 from azero.search.mcts import MCTS
-
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "c4_conversion.py"
+from evalutil import load_experiment
 
 
 @pytest.fixture(scope="module")
 def conv():
-    spec = importlib.util.spec_from_file_location("c4_conversion", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("c4_conversion")
 
 
 @pytest.mark.parametrize("rule", ["noised", "greedy"])

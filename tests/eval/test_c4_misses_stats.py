@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "c4_misses.py"
+from evalutil import load_experiment
 
 
 @pytest.fixture(scope="module")
 def misses():
-    spec = importlib.util.spec_from_file_location("c4_misses", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("c4_misses")
 
 
 def brute_auc(pos, neg):
