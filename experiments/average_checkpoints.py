@@ -8,8 +8,9 @@ weights) can be a better network than any one of them. The averaging is torch's 
 AveragedModel, with the BatchNorm statistics averaged along with the weights (use_buffers):
 the checkpoints are close enough that recomputing them over replay data would change little.
 
-The output is a model-only checkpoint (no optimiser state: it is for evaluating and playing,
-not for resuming) with the newest input's step and metadata, plus the steps it averaged.
+The output is a model-only checkpoint like a shipped network's (no optimiser state: it is for
+evaluating and playing, not for resuming) with the newest input's step and network description,
+plus the steps it averaged.
 Every input must hold the same network; the output must not exist yet.
 """
 
@@ -19,14 +20,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
 from torch.optim.swa_utils import AveragedModel
 
+from azero.models.export import KEEP_METADATA
 from azero.train.checkpoint import (CheckpointError, load_checkpoint, load_model_state, model_tensors,
                                     network_from_checkpoint_data, save_checkpoint)
-
-_RESERVED = ("format", "step", "sha256")
-
 
 def average(paths: list[Path], out: Path) -> Path:
     """Write the weight average of `paths` (oldest step first in the metadata) to `out`."""
@@ -46,11 +44,10 @@ def average(paths: list[Path], out: Path) -> Path:
         load_model_state(net, c)
         averaged.update_parameters(net)
     newest = ckpts[-1]
-    meta = {k: v for k, v in newest.metadata.items() if k not in _RESERVED and k != "optimizer"}
+    meta = {k: newest.metadata[k] for k in KEEP_METADATA if k in newest.metadata}  # what a shipped network keeps
     meta["averaged_steps"] = [c.step for c in ckpts]
-    with torch.no_grad():
-        tensors = model_tensors(averaged.module)
-    return save_checkpoint(out.parent, step=newest.step, tensors=tensors, metadata=meta, filename=out.name)
+    return save_checkpoint(out.parent, step=newest.step, tensors=model_tensors(averaged.module), metadata=meta,
+                           filename=out.name)
 
 
 def main(argv: list[str] | None = None) -> int:
