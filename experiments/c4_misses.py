@@ -13,6 +13,11 @@ It also says how well the network's value tells won positions from drawn ones (t
 mostly win->draw and draw->loss): the AUC of the value over those two sets (0.5 = blind, 1 =
 perfect), and for a win / draw / loss head (model.wdl_head) its mean P(draw) on won and on drawn
 positions and the AUC of P(draw) for picking out the drawn ones.
+
+From the search's root it says whether a value-aware final choice would have helped: in how many
+misses the searched Q of the move played stands above that of every visited value-keeping move
+(then the values, not the visit counts, are wrong), and how many positions a choice by Q among the
+well-visited moves (`q_choice`) would keep, beside the most visited move's count.
 """
 
 from __future__ import annotations
@@ -71,6 +76,33 @@ def separation(value: np.ndarray, net_value: np.ndarray, probs: np.ndarray | Non
     return out
 
 
+def q_choice(visits: np.ndarray, q: np.ndarray, share: float = 0.5) -> np.ndarray:
+    """int [N]: the move of highest Q among those visited at least `share` times as often as the most
+    visited one (a final choice that trusts Q once a move is well explored; ties: lowest column)."""
+    eligible = (visits > 0) & (visits >= share * visits.max(axis=1, keepdims=True))
+    return np.where(eligible, q, -np.inf).argmax(axis=1)
+
+
+def q_prefers_wrong(visits: np.ndarray, q: np.ndarray, keeps: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """bool [N]: the chosen move's Q stands above the Q of every visited value-keeping move (True
+    too where no keeping move was visited at all)."""
+    best_keep = np.where(keeps & (visits > 0), q, -np.inf).max(axis=1)
+    return q[np.arange(len(q)), chosen] > best_keep
+
+
+def search_roots(search: MctsPlayer, moves: list[str], batch: int = 64):
+    """The searched move, root visits and root Q of every position, `batch` positions per search."""
+    chosen, visits, q = [], [], []
+    for i in range(0, len(moves), batch):
+        states = test_states(moves[i:i + batch])
+        result = search.search(states)
+        n = len(states)
+        chosen.append(result.action[:n].astype(np.int64))
+        visits.append(result.visits[:n].copy())
+        q.append(result.q[:n].copy())
+    return np.concatenate(chosen), np.concatenate(visits), np.concatenate(q)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkpoint")
@@ -91,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for depth in (int(d) for d in args.depths.split(",")):
         ts, _ = load_test_set(args.seed, depth, args.positions)
         moves = list(ts.moves)
-        chosen = choose_moves(search, moves)
+        chosen, visits, q = search_roots(search, moves)
         raw_chosen = choose_moves(raw, moves)
         states = test_states(moves)
         _, net_value = evaluator.evaluate(states.encode(), states.legal_mask())
@@ -107,6 +139,10 @@ def main(argv: list[str] | None = None) -> int:
                            "searched": int(chosen[i]) + 1, "raw": int(raw_chosen[i]) + 1, "raw_ok": raw_ok,
                            "keeps": "".join("1" if k else "0" for k in ts.keeps[i]),
                            "net_value": round(float(net_value[i]), 3)})
+        missed = ~ts.keeps[np.arange(len(ts)), chosen]
+        kinds["search Q prefers the wrong move"] = int((q_prefers_wrong(visits, q, ts.keeps, chosen) & missed).sum())
+        kinds["kept, most visited"] = int((~missed).sum())
+        kinds["kept, max Q of the well visited"] = int(ts.keeps[np.arange(len(ts)), q_choice(visits, q)].sum())
         value = ts.value.astype(np.float64)
         err = np.abs(net_value - value)
         summary[str(depth)] = {"positions": len(ts), "misses": int(sum(kinds[k] for k in kinds if "->" in k)),
