@@ -26,6 +26,7 @@ from azero.models.export import KEEP_METADATA
 from azero.train.checkpoint import (CheckpointError, load_checkpoint, load_model_state, model_tensors,
                                     network_from_checkpoint_data, save_checkpoint)
 
+
 def average(paths: list[Path], out: Path) -> Path:
     """Write the weight average of `paths` (oldest step first in the metadata) to `out`."""
     if len(paths) < 2:

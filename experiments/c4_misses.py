@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         states = test_states(moves)
         _, net_value = evaluator.evaluate(states.encode(), states.legal_mask())
         kinds = Counter()
-        for i in np.flatnonzero(~ts.keeps[np.arange(len(ts)), chosen]):
+        missed = ~ts.keeps[np.arange(len(ts)), chosen]
+        for i in np.flatnonzero(missed):
             truth = int(ts.value[i])
             got = int(move_values(moves[i])[chosen[i]])
             raw_ok = bool(ts.keeps[i, raw_chosen[i]])
@@ -139,7 +140,6 @@ def main(argv: list[str] | None = None) -> int:
                            "searched": int(chosen[i]) + 1, "raw": int(raw_chosen[i]) + 1, "raw_ok": raw_ok,
                            "keeps": "".join("1" if k else "0" for k in ts.keeps[i]),
                            "net_value": round(float(net_value[i]), 3)})
-        missed = ~ts.keeps[np.arange(len(ts)), chosen]
         kinds["search Q prefers the wrong move"] = int((q_prefers_wrong(visits, q, ts.keeps, chosen) & missed).sum())
         kinds["kept, most visited"] = int((~missed).sum())
         kinds["kept, max Q of the well visited"] = int(ts.keeps[np.arange(len(ts)), q_choice(visits, q)].sum())
