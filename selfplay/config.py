@@ -58,6 +58,12 @@ class SelfPlayConfig:
     root drags towards the moves it ruled out), both from the player to move's view. 0 is
     AlphaZero (outcome only). A share of q lowers the target's noise where exploration moves
     later in the game flipped the result (Oracle's connect-four study averaged the two)."""
+    value_q_lambda: float = 0.0
+    """With value_q_weight > 0, the q of the value target is the TD(lambda) return of this and the
+    later recorded searches' values, the game's outcome taking the weight left at its end
+    (selfplay.worker.lambda_returns): weights (1 - lambda) lambda^k on the k-th recorded position
+    from here. 0: this search's value alone. A later search has seen more of the game than the
+    network at this position; the mean horizon is lambda / (1 - lambda) recorded positions."""
     random_opening_moves: int = 0
     """A share (random_opening_fraction) of games start from k uniformly random moves, k drawn
     uniformly from 1..this, played without search and not recorded. Self-play on its own
@@ -80,6 +86,8 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.no_pass_moves must be >= 0, got {self.no_pass_moves}")
         if not 0.0 <= self.value_q_weight <= 1.0:
             raise ValueError(f"SelfPlayConfig.value_q_weight must lie in [0, 1], got {self.value_q_weight}")
+        if not 0.0 <= self.value_q_lambda <= 1.0:
+            raise ValueError(f"SelfPlayConfig.value_q_lambda must lie in [0, 1], got {self.value_q_lambda}")
         if self.random_opening_moves < 0:
             raise ValueError(f"SelfPlayConfig.random_opening_moves must be >= 0, got {self.random_opening_moves}")
         if not 0.0 <= self.random_opening_fraction <= 1.0:

@@ -54,6 +54,7 @@ class GameRecord:
     ownership_known: bool = False  # the game has final ownership (Go), whether or not this one was played out
     root_value: np.ndarray | None = None  # [T] float32, the recorded searches' policy values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
+    q_lambda: float = 0.0  # SelfPlayConfig.value_q_lambda
     policy_weight: np.ndarray | None = None  # [T] float32 policy loss weights (cheap searches < 1); None: all 1
     surprise: np.ndarray | None = None  # [T] float32 KL(policy target || searched prior), nats
 
@@ -64,11 +65,14 @@ class GameRecord:
 
     @property
     def value_targets(self) -> np.ndarray:
-        """Per recorded position, player to move's view: (1 - q_weight) z + q_weight q."""
+        """Per recorded position, player to move's view: (1 - q_weight) z + q_weight q, q the
+        q_lambda-return of the recorded search values (`lambda_returns`; q_lambda 0: this search's)."""
         z = self.outcomes
         if self.q_weight == 0.0 or self.root_value is None:
             return z
-        return ((1.0 - self.q_weight) * z + self.q_weight * self.root_value).astype(np.float32)
+        q = self.root_value if self.q_lambda == 0.0 else lambda_returns(
+            self.root_value, self.to_play, self.outcome, self.q_lambda)
+        return ((1.0 - self.q_weight) * z + self.q_weight * q).astype(np.float32)
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -88,6 +92,35 @@ class _Trajectory:
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
     low_streak: list = field(default_factory=lambda: [0, 0])  # per player: own moves in a row below threshold
+
+
+def lambda_returns(values: np.ndarray, to_play: np.ndarray, outcome: float, lam: float) -> np.ndarray:
+    """float32 [T]: the TD(lambda) return of each recorded position, player to move's view.
+
+    G_t = (1 - lam) v_t + lam G_{t+1}, G_T = z: the weights (1 - lam) lam^k fall on the search
+    values of this and the k-th later recorded position (sign-flipped to position t's player), and
+    the weight lam^(T - t) the game leaves on its outcome. lam 0 is this search's value alone, lam 1
+    the outcome; the mean horizon is lam / (1 - lam) recorded positions. Later searches have seen
+    more of the game than the network at t, and the outcome far away carries the noise of every
+    exploratory move in between (Sutton 1988; KataGo's short-term value targets average later
+    search values the same way, Wu 2019).
+    """
+    values = np.asarray(values, np.float64)  # [T]
+    to_play = np.asarray(to_play)  # [T]
+    assert values.shape == to_play.shape, (values.shape, to_play.shape)
+    out = np.empty(len(values), np.float32)
+    g = 0.0
+    player = None  # whose view g is in
+    for t in range(len(values) - 1, -1, -1):
+        p = int(to_play[t])
+        if player is None:
+            g = outcome if p == 0 else -outcome
+        elif p != player:
+            g = -g
+        g = (1.0 - lam) * values[t] + lam * g
+        player = p
+        out[t] = g
+    return out
 
 
 def policy_surprise(target: np.ndarray, prior: np.ndarray) -> np.ndarray:
@@ -352,6 +385,7 @@ class SelfPlayWorker:
             ownership_known=ownership_known,
             root_value=np.clip(np.asarray(t.root_value, np.float32), -1.0, 1.0),
             q_weight=self.cfg.value_q_weight,
+            q_lambda=self.cfg.value_q_lambda,
             policy_weight=np.asarray(t.policy_weight, np.float32) if any(w != 1.0 for w in t.policy_weight) else None,
             surprise=np.asarray(t.surprise, np.float32),
         )

@@ -5,7 +5,7 @@ from azero.games import make_game
 from azero.search.config import SearchConfig
 from azero.search.evaluators import UniformEvaluator
 from azero.selfplay.config import SelfPlayConfig
-from azero.selfplay.worker import SelfPlayWorker
+from azero.selfplay.worker import SelfPlayWorker, lambda_returns
 
 
 class PlayerZeroLoses(UniformEvaluator):
@@ -170,6 +170,46 @@ def test_value_q_weight_mixes_the_root_value_into_the_target():
         np.testing.assert_allclose(mixed.value_targets, 0.5 * z + 0.5 * q, rtol=1e-6)
     with pytest.raises(ValueError, match="value_q_weight"):
         SelfPlayConfig(value_q_weight=1.5)
+
+
+def test_lambda_returns_weigh_later_search_values_and_the_outcome():
+    """Three alternating positions, player 0 won (z = +1): worked by hand from
+    G_t = (1 - lam) v_t + lam G_{t+1}, each G in its own player's view."""
+    v = np.array([0.2, -0.4, 0.6], np.float32)  # each from its player to move's view
+    to_play = np.array([0, 1, 0], np.int8)
+    g2 = 0.5 * 0.6 + 0.5 * 1.0  # player 0 to move, outcome +1 for them
+    g1 = 0.5 * -0.4 + 0.5 * -g2  # player 1's view
+    g0 = 0.5 * 0.2 + 0.5 * -g1
+    np.testing.assert_allclose(lambda_returns(v, to_play, 1.0, 0.5), [g0, g1, g2], rtol=1e-6)
+    np.testing.assert_allclose(lambda_returns(v, to_play, 1.0, 0.0), v)  # the search's own value
+    np.testing.assert_allclose(lambda_returns(v, to_play, -1.0, 1.0), [-1, 1, -1])  # the outcome
+    # the sign flips only where the player to move changes (a drawn game: G at the end is 0)
+    h2 = 0.5 * 0.6  # player 1's view
+    h1 = 0.5 * -0.4 + 0.5 * -h2  # player 0's view
+    h0 = 0.5 * 0.2 + 0.5 * h1  # player 0 again: no flip
+    np.testing.assert_allclose(lambda_returns(v, np.array([0, 0, 1], np.int8), 0.0, 0.5), [h0, h1, h2],
+                               rtol=1e-6)
+    assert lambda_returns(v[:0], to_play[:0], 1.0, 0.5).shape == (0,)
+
+
+def test_value_q_lambda_puts_later_search_values_into_the_target():
+    """The same games as with lambda 0 (the target changes, not play); the targets are
+    (1 - w) z + w G, G the lambda-return of the recorded root values."""
+    game = make_game("tictactoe")
+    kw = dict(games_in_parallel=4, resign_threshold=None, full_search_prob=1.0, value_q_weight=0.5)
+    runs = {}
+    for lam in (0.0, 0.8):
+        worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8),
+                                SelfPlayConfig(value_q_lambda=lam, **kw), seed=3)
+        runs[lam] = play_games(worker, 4)[:4]
+    for plain, td in zip(runs[0.0], runs[0.8]):
+        assert plain.actions == td.actions
+        z = td.outcomes
+        g = lambda_returns(td.root_value, td.to_play, td.outcome, 0.8)
+        np.testing.assert_allclose(td.value_targets, 0.5 * z + 0.5 * g, rtol=1e-6)
+        assert not np.allclose(td.value_targets, plain.value_targets)
+    with pytest.raises(ValueError, match="value_q_lambda"):
+        SelfPlayConfig(value_q_lambda=-0.1)
 
 
 def test_random_openings_start_games_from_unrecorded_random_moves():
