@@ -88,6 +88,10 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.value_q_weight must lie in [0, 1], got {self.value_q_weight}")
         if not 0.0 <= self.value_q_lambda <= 1.0:
             raise ValueError(f"SelfPlayConfig.value_q_lambda must lie in [0, 1], got {self.value_q_lambda}")
+        if self.value_q_lambda > 0.0 and self.value_q_weight == 0.0:
+            # the return only replaces the q that value_q_weight mixes in: alone it would change nothing
+            raise ValueError(f"SelfPlayConfig.value_q_lambda={self.value_q_lambda} needs value_q_weight > 0 "
+                             "(the outcome-only target has no q to replace)")
         if self.random_opening_moves < 0:
             raise ValueError(f"SelfPlayConfig.random_opening_moves must be >= 0, got {self.random_opening_moves}")
         if not 0.0 <= self.random_opening_fraction <= 1.0:

@@ -209,7 +209,9 @@ def test_value_q_lambda_puts_later_search_values_into_the_target():
         np.testing.assert_allclose(td.value_targets, 0.5 * z + 0.5 * g, rtol=1e-6)
         assert not np.allclose(td.value_targets, plain.value_targets)
     with pytest.raises(ValueError, match="value_q_lambda"):
-        SelfPlayConfig(value_q_lambda=-0.1)
+        SelfPlayConfig(value_q_lambda=-0.1, value_q_weight=0.5)
+    with pytest.raises(ValueError, match="needs value_q_weight"):
+        SelfPlayConfig(value_q_lambda=0.8)
 
 
 def test_random_openings_start_games_from_unrecorded_random_moves():
