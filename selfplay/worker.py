@@ -109,16 +109,14 @@ def lambda_returns(values: np.ndarray, to_play: np.ndarray, outcome: float, lam:
     to_play = np.asarray(to_play)  # [T]
     assert values.shape == to_play.shape, (values.shape, to_play.shape)
     out = np.empty(len(values), np.float32)
-    g = 0.0
-    player = None  # whose view g is in
+    if not len(values):
+        return out
+    player = int(to_play[-1])  # whose view g is in
+    g = outcome if player == 0 else -outcome
     for t in range(len(values) - 1, -1, -1):
-        p = int(to_play[t])
-        if player is None:
-            g = outcome if p == 0 else -outcome
-        elif p != player:
-            g = -g
+        if int(to_play[t]) != player:
+            player, g = int(to_play[t]), -g
         g = (1.0 - lam) * values[t] + lam * g
-        player = p
         out[t] = g
     return out
 
