@@ -358,6 +358,23 @@ cdef class BitboardStates:
                 states_encode(&self._s, self._n, &o[0, 0, 0, 0])
         return out
 
+    def ownership(self, out=None):
+        """int8 [B, H*W]: who owns each cell as the position stands, +1 a disc of player 0, -1 one
+        of player 1, 0 empty; row-major from the top row like encode(). Of a finished game it is
+        the final board, self-play's dense auxiliary target (KataGo's ownership, for a placement game)."""
+        out = check_out(out, (self._n, OBS_SHAPE[1] * OBS_SHAPE[2]), np.int8, "ownership")
+        cdef int8_t[:, ::1] o = out
+        cdef Py_ssize_t b, r, c
+        cdef Py_ssize_t h = OBS_SHAPE[1], w = OBS_SHAPE[2]
+        cdef int8_t v
+        with nogil:
+            for b in range(self._n):
+                for r in range(h):
+                    for c in range(w):
+                        v = cell(&self._s[b], r, c)
+                        o[b, r * w + c] = 1 if v == 1 else (-1 if v == 2 else 0)
+        return out
+
     def random_playout(self, seed, out=None):
         """Finish every game with uniformly random legal moves (in place); return outcome().
 

@@ -50,8 +50,8 @@ class GameRecord:
     no_resign: bool  # belonged to the never-resign fraction
     false_resign: bool | None  # no-resign game where a would-be resigner did not lose; None if nobody would have
     score: float | None = None  # Go: Tromp-Taylor black minus white (komi included) when played out
-    final_ownership: np.ndarray | None = None  # Go: [H*W] int8 owner of each final point, Black +1 / White -1
-    ownership_known: bool = False  # the game has final ownership (Go), whether or not this one was played out
+    final_ownership: np.ndarray | None = None  # [H*W] int8 owner of each final point, player 0 +1 / player 1 -1
+    ownership_known: bool = False  # the game has final ownership (Go, connect four), whether or not this one was played out
     root_value: np.ndarray | None = None  # [T] float32, the recorded searches' policy values (player to move)
     q_weight: float = 0.0  # SelfPlayConfig.value_q_weight
     q_lambda: float = 0.0  # SelfPlayConfig.value_q_lambda
@@ -337,7 +337,8 @@ class SelfPlayWorker:
         if done.any():
             outcome = states.outcome()
             score = states.score() if hasattr(states, "score") else None
-            # Final ownership (Go): the area of the played-out position, a target per point (KataGo).
+            # Final ownership, a target per point (KataGo): Go's area of the played-out position, a
+            # placement game's final board.
             owner = states.ownership() if hasattr(states, "ownership") else None
             for b in np.flatnonzero(done):
                 z = float(outcome[b]) if resigned[b] < 0 else (1.0 if resigned[b] == 1 else -1.0)

@@ -5,10 +5,11 @@
         -> value head:  1x1 conv, BN, ReLU, linear, ReLU, linear, tanh -> value [B] in [-1, 1]
            (or, with wdl_head, linear to 3 logits of win / draw / loss -> value = P(win) - P(loss))
 
-Optional auxiliary heads for games with a final score (Go; KataGo, Wu 2019, section 4.1):
+Optional auxiliary heads (KataGo, Wu 2019, section 4.1):
 
         -> ownership head: 1x1 conv to one channel -> ownership logits [B, H*W]; tanh(logit) is the
-           expected final owner of each point from the player to move's view, in [-1, 1]
+           expected final owner of each point from the player to move's view, in [-1, 1] (Go: its
+           area; connect four, tic-tac-toe: whose disc ends up there, 0 if none)
         -> score head: a linear map of the value head's hidden layer -> expected final score [B]
            (points, komi included, player to move's view), scaled by sqrt(H*W) so the layer works
            at unit scale
@@ -63,7 +64,8 @@ class NetworkConfig:
     value_hidden: int = 64
     """Width of the value head's hidden fully connected layer (AlphaGo Zero: 256)."""
     ownership_head: bool = False
-    """Predict each point's final owner (Go; KataGo's ownership target). Trained with train.ownership_weight."""
+    """Predict each point's final owner (KataGo's ownership target; Go's area, a placement game's final
+    board). Trained with train.ownership_weight."""
     score_head: bool = False
     """Predict the final score (Go), used by the search's score utility (search.score_utility).
     Trained with train.score_weight."""

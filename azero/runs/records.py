@@ -85,19 +85,21 @@ def stack_records(records: list[GameRecord], first_game_id: int) -> dict[str, np
 def final_targets(records: list[GameRecord]) -> dict[str, np.ndarray]:
     """ownership [n, H*W] int8, score [n] float32, has_final [n] bool of the recorded positions, from
     each position's player to move's view (ReplayBuffer.add's final targets); a game with no final
-    position (resigned) gets zeros and has_final false."""
+    position (resigned) gets zeros and has_final false. A game without a score (connect four: its
+    final board is the ownership) gets score 0, which no head learns: only area-scoring games'
+    networks have a score head."""
     own, score, has = [], [], []
     for r in records:
         t = len(r.to_play)
         sign = np.where(r.to_play == 0, 1, -1).astype(np.int8)  # player 0 (Black) is +1 in the game's view
-        if r.final_ownership is None or r.score is None:
+        if r.final_ownership is None:
             points = r.obs.shape[2] * r.obs.shape[3]
             own.append(np.zeros((t, points), np.int8))
             score.append(np.zeros(t, np.float32))
             has.append(np.zeros(t, np.bool_))
         else:
             own.append(sign[:, None] * np.asarray(r.final_ownership, np.int8)[None, :])
-            score.append((sign * np.float32(r.score)).astype(np.float32))
+            score.append((sign * np.float32(r.score or 0.0)).astype(np.float32))
             has.append(np.ones(t, np.bool_))
     return {"ownership": np.concatenate(own), "score": np.concatenate(score), "has_final": np.concatenate(has)}
 

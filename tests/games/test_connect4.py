@@ -148,6 +148,7 @@ def test_bad_actions_rejected_without_change():
 @pytest.mark.parametrize("method, shape, dtype", [
     ("legal_mask", (4, 7), np.bool_), ("terminal", (4,), np.bool_), ("to_play", (4,), np.int8),
     ("outcome", (4,), np.float32), ("num_moves", (4,), np.int32), ("encode", (4, 3, 6, 7), np.float32),
+    ("ownership", (4, 42), np.int8),
 ])
 def test_out_buffers(method, shape, dtype):
     states = play("4433", batch=4)
@@ -231,6 +232,9 @@ def test_encode_matches_board_everywhere():
             np.testing.assert_array_equal(obs[b, 0], board == own)
             np.testing.assert_array_equal(obs[b, 1], board == opp)
             assert (obs[b, 2] == (1.0 if tp[b] == 0 else 0.0)).all()
+            # ownership: the same cells in player 0's view (+1 X, -1 O), row-major like the planes
+            np.testing.assert_array_equal(states.ownership()[b].reshape(6, 7),
+                                          (board == 1).astype(np.int8) - (board == 2))
 
 
 def test_copy_take_put_reset_are_independent():

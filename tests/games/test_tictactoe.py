@@ -122,7 +122,7 @@ def test_bad_actions_rejected_without_change():
 @pytest.mark.parametrize("method, shape, dtype", [
     ("legal_mask", (2, 9), np.bool_), ("terminal", (2,), np.bool_), ("to_play", (2,), np.int8),
     ("outcome", (2,), np.float32), ("num_moves", (2,), np.int32), ("encode", (2, 3, 3, 3), np.float32),
-    ("random_playout", (2,), np.float32),
+    ("random_playout", (2,), np.float32), ("ownership", (2, 9), np.int8),
 ])
 def test_out_buffers(method, shape, dtype):
     states = play([4, 0], batch=2)
@@ -159,6 +159,8 @@ def test_encode_perspective():
     assert obs[0, 1, 1] == 1 and obs[0].sum() == 1
     assert obs[1, 0, 2] == 1 and obs[1].sum() == 1
     assert (obs[2] == 1).all()
+    # ownership stays in player 0's view whoever is to move: X +1 in the centre, O -1 top right
+    np.testing.assert_array_equal(states.ownership()[0], [0, 0, -1, 0, 1, 0, 0, 0, 0])
 
 
 def test_copy_take_put_reset_no_action_and_paths():

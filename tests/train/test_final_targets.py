@@ -108,6 +108,37 @@ def test_worker_records_carry_the_final_area_of_played_out_games():
         assert r.score == pytest.approx(float(r.final_ownership.sum()) - 0.5)
 
 
+def test_connect_four_records_carry_the_final_board_and_train_the_ownership_head():
+    from azero.games.connect4 import Connect4Game
+    from azero.search.config import SearchConfig
+    from azero.search.evaluators import UniformEvaluator
+    from azero.selfplay.config import SelfPlayConfig
+    from azero.selfplay.worker import SelfPlayWorker
+
+    game = Connect4Game()
+    cfg = SelfPlayConfig(games_in_parallel=4, resign_threshold=None, full_search_prob=1.0, temperature_moves=42)
+    records = SelfPlayWorker(game, UniformEvaluator(), SearchConfig(simulations=4), cfg, seed=5).play(45)
+    assert records
+    for r in records:
+        replay = game.new_states(1)
+        for a in r.actions:
+            replay.apply(np.array([a], np.int32))
+        np.testing.assert_array_equal(r.final_ownership, replay.ownership()[0])
+        assert (r.final_ownership == 1).sum() == (len(r.actions) + 1) // 2   # X moves first
+        assert (r.final_ownership == -1).sum() == len(r.actions) // 2
+    arrays = stack_records(records, 0)
+    assert arrays["has_final"].all() and not arrays["score"].any()
+    # each position sees the final board from its player to move's view
+    np.testing.assert_array_equal(arrays["ownership"][1], -records[0].final_ownership)
+    net = PolicyValueNet(game.spec, NetworkConfig(blocks=1, channels=8, global_pool_every=0, value_hidden=8,
+                                                  ownership_head=True))
+    n = 16
+    batch = {"obs": arrays["obs"][:n], "pi": arrays["pi"][:n], "z": arrays["z"][:n], "legal": arrays["legal"][:n],
+             "ownership": arrays["ownership"][:n], "score": arrays["score"][:n], "has_final": arrays["has_final"][:n]}
+    m = Trainer(net, TrainConfig(batch_size=n, warmup_steps=0)).train_step(batch)
+    assert m["ownership_loss"] > 0 and "score_loss" not in m
+
+
 def test_heads_and_their_losses_are_masked_without_final_positions(spec, positions, rng):
     torch.manual_seed(0)
     net = PolicyValueNet(spec, HEADS)
