@@ -13,10 +13,12 @@ Optional auxiliary heads (KataGo, Wu 2019, section 4.1):
         -> score head: a linear map of the value head's hidden layer -> expected final score [B]
            (points, komi included, player to move's view), scaled by sqrt(H*W) so the layer works
            at unit scale
+        -> opponent policy head: a second policy head -> logits [B, A] of the policy target of
+           the next position, the opponent's reply (KataGo, Wu 2019, section 4.1; any game)
 
 They add targets that carry far more than one bit per game. forward() returns what search needs
 (logits, value, and the score when the net has a score head); heads() also returns the
-ownership for training and analysis.
+ownership and the opponent's policy for training and analysis.
 
 This is the AlphaGo Zero network (Silver et al. 2017, "Methods: neural network
 architecture") at a configurable size. Some blocks also carry a global pooling
@@ -69,6 +71,9 @@ class NetworkConfig:
     score_head: bool = False
     """Predict the final score (Go), used by the search's score utility (search.score_utility).
     Trained with train.score_weight."""
+    opponent_policy_head: bool = False
+    """Also predict the opponent's reply: the next position's policy target (KataGo's auxiliary policy
+    target). Training only, the search never reads it. Trained with train.opponent_policy_weight."""
     wdl_head: bool = False
     """End the value head in three logits, win / draw / loss for the player to move, trained by
     cross-entropy; the value the search sees is P(win) - P(loss). A tanh value trained by squared
@@ -188,6 +193,10 @@ class PolicyValueNet(nn.Module):
         self.score_scale = math.sqrt(h * w)
         self.ownership_conv = nn.Conv2d(c, 1, 1) if cfg.ownership_head else None
         self.score_fc = nn.Linear(cfg.value_hidden, 1) if cfg.score_head else None
+        self.opponent_conv, self.opponent_bn, self.opponent_fc = None, None, None
+        if cfg.opponent_policy_head:
+            self.opponent_conv, self.opponent_bn = _conv_bn(c, cfg.policy_channels, 1)
+            self.opponent_fc = nn.Linear(cfg.policy_channels * h * w, self.num_actions)
 
         if cfg.zero_init_residual:
             for block in self.tower:
@@ -207,17 +216,17 @@ class PolicyValueNet(nn.Module):
 
     def forward(self, obs_bchw: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """(logits [B, A], value [B]), plus score [B] when the net has a score head: the search's inputs."""
-        out = self._run(obs_bchw, ownership=False)
+        out = self._run(obs_bchw, all_heads=False)
         if out["score"] is None:
             return out["logits"], out["value"]
         return out["logits"], out["value"], out["score"]
 
     def heads(self, obs_bchw: torch.Tensor) -> dict[str, torch.Tensor | None]:
         """Every head: logits [B, A], value [B], score [B] or None, ownership logits [B, H*W] or None,
-        wdl logits [B, 3] (win, draw, loss) or None."""
-        return self._run(obs_bchw, ownership=True)
+        wdl logits [B, 3] (win, draw, loss) or None, opponent logits [B, A] (the reply) or None."""
+        return self._run(obs_bchw, all_heads=True)
 
-    def _run(self, obs_bchw: torch.Tensor, *, ownership: bool) -> dict[str, torch.Tensor | None]:
+    def _run(self, obs_bchw: torch.Tensor, *, all_heads: bool) -> dict[str, torch.Tensor | None]:
         if obs_bchw.dim() != 4 or tuple(obs_bchw.shape[1:]) != self.obs_shape:
             raise ValueError(f"PolicyValueNet: expected obs [B, {', '.join(map(str, self.obs_shape))}], "
                              f"got {tuple(obs_bchw.shape)}")
@@ -237,11 +246,15 @@ class PolicyValueNet(nn.Module):
         else:
             v = torch.tanh(self.value_fc2(hidden)).squeeze(1)              # [B]
         # losses and search want float32 even when the tower ran in bf16 under autocast
-        out = {"logits": logits.float(), "value": v.float(), "score": None, "ownership": None, "wdl": wdl}
+        out = {"logits": logits.float(), "value": v.float(), "score": None, "ownership": None, "wdl": wdl,
+               "opponent": None}
         if self.score_fc is not None:
             out["score"] = (self.score_scale * self.score_fc(hidden).squeeze(1)).float()
-        if ownership and self.ownership_conv is not None:
+        if all_heads and self.ownership_conv is not None:
             out["ownership"] = self.ownership_conv(x).flatten(1).float()   # [B, H*W] logits of tanh
+        if all_heads and self.opponent_conv is not None:
+            q = F.relu(self.opponent_bn(self.opponent_conv(x))).flatten(1)
+            out["opponent"] = self.opponent_fc(q).float()                 # [B, A] the reply's logits
         return out
 
     def num_parameters(self) -> int:

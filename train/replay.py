@@ -528,9 +528,13 @@ class ReplayBuffer:
         outcome float32 [B] (z where the shard has no separate outcome),
         ownership float32 [B, H*W], score float32 [B], has_final bool [B] (all zero
         / false where a shard has no final targets), position int64 [B] (global
-        position number), symmetry int64 [B] (index into self.transforms). With
-        augmentation each position gets its own random transform, applied alike to
-        obs, pi, legal and ownership; z and score are invariant.
+        position number), symmetry int64 [B] (index into self.transforms), and the
+        opponent's reply: pi_next float32 [B, A], legal_next bool [B, A] and
+        next_weight float32 [B], the policy target, legal actions and policy weight of
+        the game's next recorded position (read from the shard's next row; weight 0 and
+        all actions legal where the next move was not recorded). With augmentation each
+        position gets its own random transform, applied alike to obs, pi, legal,
+        ownership, pi_next and legal_next; z and score are invariant.
         The budget is not enforced here: callers check can_sample() first.
         """
         shards, first, cum = self._window()
@@ -558,6 +562,9 @@ class ReplayBuffer:
             "policy_weight": np.empty(batch_size, np.float32),
             "outcome": np.empty(batch_size, np.float32),
         }
+        # not shard arrays: filled by _next_targets from each row's successor, outside the copy below
+        reply = {"pi_next": np.zeros((batch_size, a), np.float32), "legal_next": np.ones((batch_size, a), np.bool_),
+                 "next_weight": np.zeros(batch_size, np.float32)}
         position = np.empty(batch_size, np.int64)
         for j in np.unique(k):
             sel = np.nonzero(k == j)[0]
@@ -565,7 +572,9 @@ class ReplayBuffer:
             for key, dst in out.items():
                 dst[sel] = data[key][r]  # obs widens from its compact dtype to float32 here
             position[sel] = shards[j].start + r
+            self._next_targets(data, r, sel, reply)
 
+        out.update(reply)
         use_aug = self.cfg.augment if augment is None else augment
         sym = np.zeros(batch_size, np.int64)
         if use_aug and len(self.transforms) > 1:
@@ -576,12 +585,29 @@ class ReplayBuffer:
                 out["obs"][sel] = tr.apply_obs(out["obs"][sel])
                 out["pi"][sel] = tr.apply_policy(out["pi"][sel])
                 out["legal"][sel] = tr.apply_policy(out["legal"][sel])
+                out["pi_next"][sel] = tr.apply_policy(out["pi_next"][sel])
+                out["legal_next"][sel] = tr.apply_policy(out["legal_next"][sel])
                 board = out["ownership"][sel].reshape(len(sel), h, w)
                 out["ownership"][sel] = tr.apply_obs(board).reshape(len(sel), h * w)
         out["position"] = position
         out["symmetry"] = sym
         self.samples_drawn += batch_size
         return out
+
+    @staticmethod
+    def _next_targets(data: dict[str, np.ndarray], rows: np.ndarray, sel: np.ndarray, reply: dict) -> None:
+        """The opponent's reply to rows of one shard: its next row where that is the same game's next
+        move (a game's recorded positions are consecutive rows of one shard, in move order)."""
+        nxt = rows + 1
+        ok = nxt < len(data["move"])
+        nxt = np.where(ok, nxt, rows)
+        ok &= (data["game_id"][nxt] == data["game_id"][rows]) & (data["move"][nxt] == data["move"][rows] + 1)
+        if not ok.any():
+            return
+        hit, src = sel[ok], nxt[ok]
+        reply["pi_next"][hit] = data["pi"][src]
+        reply["legal_next"][hit] = data["legal"][src]
+        reply["next_weight"][hit] = data["policy_weight"][src]
 
     def _draw(self, total: int, batch_size: int, rng: np.random.Generator) -> np.ndarray:
         """Window positions to sample: uniform, or with surprise_weight a mixture of uniform and

@@ -110,6 +110,9 @@ class TrainConfig:
     """Nets with an ownership head: weight of its loss, the mean over points of the cross-entropy
     between (1 + owner) / 2 and (1 + tanh(logit)) / 2 (KataGo: 1.5 / area on the per-point sum).
     Masked for positions of games that were not played out (resigned, old replay shards)."""
+    opponent_policy_weight: float = 0.15
+    """Nets with an opponent policy head: weight of its loss, the cross-entropy of the next position's
+    policy target (the opponent's reply, scaled by that position's policy weight; KataGo: 0.15)."""
     score_weight: float = 0.25
     """Nets with a score head: weight of its loss, the Huber loss (delta 1) of (predicted - final
     score) / sqrt(H*W). Masked like the ownership loss."""
@@ -236,7 +239,7 @@ class Trainer:
         else:
             value_loss = F.mse_loss(value, z)
         loss = policy_loss + self.cfg.value_loss_weight * value_loss
-        aux = self._final_losses(heads, batch)
+        aux = {**self._final_losses(heads, batch), **self._opponent_loss(heads, batch)}
         for name, term in aux.items():
             loss = loss + getattr(self.cfg, name.replace("_loss", "_weight")) * term
         if not torch.isfinite(loss):
@@ -290,6 +293,24 @@ class Trainer:
             per_row = F.huber_loss(heads["score"] / scale, target / scale, reduction="none", delta=1.0)
             out["score_loss"] = (per_row * mask).sum() / count
         return out
+
+    def _opponent_loss(self, heads: dict, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """opponent_policy_loss of a net with the head: the cross-entropy of the reply's policy target
+        (ReplayBuffer.sample's pi_next), weighted by next_weight (0 where the reply was not recorded)
+        and averaged over the rows that have one (0 in a batch without any)."""
+        if heads.get("opponent") is None:
+            return {}
+        logits = heads["opponent"]
+        if "pi_next" not in batch:
+            return {"opponent_policy_loss": logits.sum() * 0.0}
+
+        def get(key: str, dtype: torch.dtype) -> torch.Tensor:
+            return torch.as_tensor(batch[key]).to(self.device, dtype=dtype)
+
+        weight = get("next_weight", torch.float32)
+        logp = masked_log_softmax(logits, get("legal_next", torch.bool))
+        ce = -(get("pi_next", torch.float32) * logp).sum(dim=1)
+        return {"opponent_policy_loss": (ce * weight).sum() / (weight > 0).sum().clamp_min(1)}
 
     def train_from(self, buffer, *, max_steps: int, checkpoint_dir: str | os.PathLike | None = None
                    ) -> list[dict[str, float]]:

@@ -170,7 +170,8 @@ class LocalRun:
             "buffer": f"positions {b.positions_total:,} window {b.positions_in_window:,}",
             "loss": (f"loss {t['loss']:.3f} (pol {t['policy_loss']:.3f} val {t['value_loss']:.3f}"
                      + (f" own {t['ownership_loss']:.3f}" if "ownership_loss" in t else "")
-                     + (f" score {t['score_loss']:.3f}" if "score_loss" in t else "") + ")" if t else
+                     + (f" score {t['score_loss']:.3f}" if "score_loss" in t else "")
+                     + (f" opp {t['opponent_policy_loss']:.3f}" if "opponent_policy_loss" in t else "") + ")" if t else
                      f"waiting for {self.cfg.replay.min_positions:,} positions"),
             "evals": f"{evals / elapsed:,.0f} evals/s batch {mean_batch:.0f}",
         }
