@@ -47,6 +47,17 @@ def ray_auth_mode(run) -> None:
         os.environ.setdefault("RAY_AUTH_MODE", "token")
 
 
+def check_heads(model, game) -> None:
+    """A head whose target the game never records would stay untrained (or learn a constant) and
+    still be read: refuse it before anything is written."""
+    if model.score_head and not game.spec.area_scoring:
+        raise ConfigError(f"model.score_head needs a game with a final score (area scoring, Go); "
+                          f"{game.spec.name} has none")
+    if model.ownership_head and not hasattr(game.new_states(1), "ownership"):
+        raise ConfigError(f"model.ownership_head needs a game that records each point's final owner "
+                          f"(Go, connect four, tic-tac-toe); {game.spec.name} does not")
+
+
 def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | None, resume: str | None) -> dict:
     if resume:
         if run_dir or game:
@@ -75,9 +86,10 @@ def launch_selfplay(*, overrides: list[str], game: str | None, run_dir: str | No
     from azero.games.config import game_from_config
 
     try:
-        game_from_config(obj.game)
+        game = game_from_config(obj.game)
     except (ValueError, KeyError, RuntimeError) as e:
         raise ConfigError(f"bad game configuration: {e}") from e
+    check_heads(obj.model, game)
     fresh = not rd.path.exists()
     rd.create()
     try:

@@ -182,6 +182,10 @@ def test_existing_run_dir_and_bad_keys_are_refused(tmp_path, trained_run):
     assert r.returncode == 2 and "search.simulations" in r.stderr
     r = azero(["selfplay", "--resume", str(tmp_path / "nowhere")])
     assert r.returncode == 2 and "nowhere" in r.stderr
+    # a head the game has no target for: tic-tac-toe has a final board but no score
+    r = azero(["selfplay", "--game", "tictactoe", "--run-dir", str(tmp_path / "s"), "model.score_head=true"])
+    assert r.returncode == 2 and "model.score_head" in r.stderr and "tictactoe" in r.stderr, r.stderr
+    assert not (tmp_path / "s").exists()
 
 
 def test_gpu_run_resumed_without_cuda_names_the_device(tmp_path, trained_run):
