@@ -14,7 +14,7 @@ Optional auxiliary heads (KataGo, Wu 2019, section 4.1):
            (points, komi included, player to move's view), scaled by sqrt(H*W) so the layer works
            at unit scale
         -> opponent policy head: a second policy head -> logits [B, A] of the policy target of
-           the next position, the opponent's reply (KataGo, Wu 2019, section 4.1; any game)
+           the next position, the opponent's reply (KataGo's auxiliary policy target, Wu 2019; any game)
 
 They add targets that carry far more than one bit per game. forward() returns what search needs
 (logits, value, and the score when the net has a score head); heads() also returns the
