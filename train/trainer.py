@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import math
 import os
@@ -196,10 +197,12 @@ class Trainer:
             return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
-    def _to_device(self, batch: dict[str, Any]) -> tuple[torch.Tensor, ...]:
-        def get(key: str, dtype: torch.dtype) -> torch.Tensor:
-            return torch.as_tensor(batch[key]).to(self.device, dtype=dtype, non_blocking=True)
+    def _tensor(self, batch: dict[str, Any], key: str, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """batch[key] (numpy or torch) on the training device as dtype."""
+        return torch.as_tensor(batch[key]).to(self.device, dtype=dtype, non_blocking=True)
 
+    def _to_device(self, batch: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+        get = functools.partial(self._tensor, batch)
         obs = get("obs", torch.float32)
         if self.on_cuda and self.cfg.channels_last:
             obs = obs.contiguous(memory_format=torch.channels_last)
@@ -229,11 +232,11 @@ class Trainer:
         logp = masked_log_softmax(logits, legal)                 # [B, A] float32
         ce = -(pi * logp).sum(dim=1)                             # [B]
         if "policy_weight" in batch:  # cheap searches recorded at a lower weight (selfplay.cheap_target_weight)
-            ce = ce * torch.as_tensor(batch["policy_weight"]).to(self.device, dtype=torch.float32)
+            ce = ce * self._tensor(batch, "policy_weight")
         policy_loss = ce.mean()
         if heads.get("wdl") is not None:
             # the classes learn the played-out outcome; a q-mixed z would put the search's doubt on the draw
-            outcome = torch.as_tensor(batch["outcome"]).to(self.device, dtype=torch.float32) \
+            outcome = self._tensor(batch, "outcome") \
                 if "outcome" in batch else z
             value_loss = wdl_loss(heads["wdl"], outcome)
         else:
@@ -274,20 +277,20 @@ class Trainer:
         if heads["ownership"] is None and heads["score"] is None:
             return {}
         if "has_final" in batch:
-            mask = torch.as_tensor(batch["has_final"]).to(self.device, dtype=torch.float32)
+            mask = self._tensor(batch, "has_final")
         else:
             mask = torch.zeros(heads["value"].shape[0], device=self.device)
         count = mask.sum().clamp_min(1.0)
         out = {}
         if heads["ownership"] is not None:
-            target = torch.as_tensor(batch["ownership"]).to(self.device, dtype=torch.float32) if "ownership" in batch \
+            target = self._tensor(batch, "ownership") if "ownership" in batch \
                 else torch.zeros_like(heads["ownership"])
             # tanh(x) = 2 sigmoid(2x) - 1: the cross-entropy of owner probabilities (1 + o) / 2
             per_point = F.binary_cross_entropy_with_logits(2.0 * heads["ownership"], (1.0 + target) / 2.0,
                                                            reduction="none")
             out["ownership_loss"] = (per_point.mean(dim=1) * mask).sum() / count
         if heads["score"] is not None:
-            target = torch.as_tensor(batch["score"]).to(self.device, dtype=torch.float32) if "score" in batch \
+            target = self._tensor(batch, "score") if "score" in batch \
                 else torch.zeros_like(heads["score"])
             scale = self.net.score_scale
             per_row = F.huber_loss(heads["score"] / scale, target / scale, reduction="none", delta=1.0)
@@ -303,13 +306,9 @@ class Trainer:
         logits = heads["opponent"]
         if "pi_next" not in batch:
             return {"opponent_policy_loss": logits.sum() * 0.0}
-
-        def get(key: str, dtype: torch.dtype) -> torch.Tensor:
-            return torch.as_tensor(batch[key]).to(self.device, dtype=dtype)
-
-        weight = get("next_weight", torch.float32)
-        logp = masked_log_softmax(logits, get("legal_next", torch.bool))
-        ce = -(get("pi_next", torch.float32) * logp).sum(dim=1)
+        weight = self._tensor(batch, "next_weight")
+        logp = masked_log_softmax(logits, self._tensor(batch, "legal_next", torch.bool))
+        ce = -(self._tensor(batch, "pi_next") * logp).sum(dim=1)
         return {"opponent_policy_loss": (ce * weight).sum() / (weight > 0).sum().clamp_min(1)}
 
     def train_from(self, buffer, *, max_steps: int, checkpoint_dir: str | os.PathLike | None = None

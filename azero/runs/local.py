@@ -39,6 +39,9 @@ from azero.runs.run_dir import RunDir
 from azero.selfplay.network_evaluator import pick_device
 from azero.train.replay import ReplayBuffer
 
+AUX_LOSSES = (("ownership_loss", "own"), ("score_loss", "score"), ("opponent_policy_loss", "opp"))
+"""The auxiliary heads' training metrics the progress line shows when the net has them, and their labels."""
+
 
 class LocalRun:
     def __init__(self, cfg: AzeroConfig, run_dir: RunDir, *, echo=None):
@@ -169,9 +172,7 @@ class LocalRun:
             "games": self.book.games_field(),
             "buffer": f"positions {b.positions_total:,} window {b.positions_in_window:,}",
             "loss": (f"loss {t['loss']:.3f} (pol {t['policy_loss']:.3f} val {t['value_loss']:.3f}"
-                     + (f" own {t['ownership_loss']:.3f}" if "ownership_loss" in t else "")
-                     + (f" score {t['score_loss']:.3f}" if "score_loss" in t else "")
-                     + (f" opp {t['opponent_policy_loss']:.3f}" if "opponent_policy_loss" in t else "") + ")" if t else
+                     + "".join(f" {label} {t[key]:.3f}" for key, label in AUX_LOSSES if key in t) + ")" if t else
                      f"waiting for {self.cfg.replay.min_positions:,} positions"),
             "evals": f"{evals / elapsed:,.0f} evals/s batch {mean_batch:.0f}",
         }
