@@ -233,6 +233,23 @@ def cmd_analyze(args: argparse.Namespace) -> int:
                        threads=args.threads, precision=args.precision, backend=args.backend)
 
 
+def _connect4_factory(args: argparse.Namespace, specs: list[str], checkpoints: tuple = ()):
+    """A PlayerFactory for connect four with the feature set of the richest network among the player
+    `specs` and `checkpoints` (--checkpoint values: None is the shipped network), so a network
+    reading the threat planes plays beside one reading the basic planes."""
+    from azero.agents.checkpoints import SHIPPED, game_for
+    from azero.agents.factory import PlayerFactory
+    from azero.agents.spec import parse_player_spec
+
+    probe = PlayerFactory(None, game_name="connect4")
+    planes = [probe.planes(c or SHIPPED) for c in checkpoints]
+    for spec in map(parse_player_spec, specs):
+        if spec.uses_network:
+            planes.append(probe.planes(spec.checkpoint))
+    return PlayerFactory(game_for("connect4", [p for p in planes if p is not None]), device=args.device,
+                         threads=args.threads, precision=args.precision, backend=args.backend, pins=probe.pins)
+
+
 def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     from azero.eval.c4accuracy import run_c4_accuracy
     from azero.eval.compare import parse_budgets
@@ -240,12 +257,8 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
     depths = [int(d) for d in args.depths.split(",") if d.strip()]
     extra, factory = [], None
     if args.agent:
-        from azero.agents.factory import PlayerFactory
-        from azero.games import make_game
-
         # Built before any test set is solved, so a bad spec fails at once; named by their spec.
-        factory = PlayerFactory(make_game("connect4"), device=args.device, threads=args.threads,
-                                precision=args.precision, backend=args.backend)
+        factory = _connect4_factory(args, args.agent, (args.checkpoint,))
         extra = [factory.build(spec, seed=args.seed) for spec in args.agent]
     try:
         run_c4_accuracy(checkpoint=args.checkpoint,
@@ -253,7 +266,8 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
                         positions=args.positions, depths=depths, seed=args.seed, algorithm=args.algorithm,
                         out=args.out, cache_dir=args.cache_dir, cache=not args.no_cache, workers=args.workers,
                         device=args.device, threads=args.threads, precision=args.precision, backend=args.backend,
-                        solver=args.solver, extra_agents=extra, factory=factory)
+                        solver=args.solver, extra_agents=extra, factory=factory,
+                        game=factory.game if factory is not None else None)
     finally:
         for agent in extra:
             agent.close()
@@ -261,14 +275,12 @@ def cmd_c4_accuracy(args: argparse.Namespace) -> int:
 
 
 def cmd_c4_openings(args: argparse.Namespace) -> int:
-    from azero.agents.factory import PlayerFactory
     from azero.eval.c4openings import format_summary, run_openings, write
-    from azero.games import make_game
 
-    game = make_game("connect4")
-    factory = PlayerFactory(game, device=args.device, threads=args.threads, precision=args.precision,
-                            backend=args.backend)
-    agent = factory.build(args.agent or f"mcts:{args.checkpoint or 'shipped'}@{args.sims}", seed=args.seed)
+    agent_spec = args.agent or f"mcts:{args.checkpoint or 'shipped'}@{args.sims}"
+    factory = _connect4_factory(args, [agent_spec, args.opponent])
+    game = factory.game
+    agent = factory.build(agent_spec, seed=args.seed)
     opponent = factory.build(args.opponent, seed=args.seed + 1)
     try:
         doc = run_openings(game, agent, opponent, plies=args.plies, games=args.games, parallel=args.parallel)

@@ -5,12 +5,16 @@
 #
 # The including module defines, before this include:
 #   ctypedef <its struct> State      fields stones[2], to_play, num_moves, status
-#   enum NUM_ACTIONS, OBS_SIZE (floats per observation), NO_ACTION and the status values ONGOING,
-#       WON_P0, WON_P1, DRAWN
-#   OBS_SHAPE (tuple: one observation's [C, H, W]), ENGINE (const char*: its States class name, the leaf
-#       API's engine), GAME (str: the game's name in messages)
+#   enum NUM_ACTIONS, NUM_CELLS (cells of one observation plane), NUM_PLANES (the basic observation's
+#       planes), MAX_PLANES (its richest feature set's; = NUM_PLANES without one), NO_ACTION and the
+#       status values ONGOING, WON_P0, WON_P1, DRAWN
+#   OBS_SHAPE (tuple: the basic observation's [C, H, W]; board() and ownership() read H, W), ENGINE
+#       (const char*: its States class name, the leaf API's engine), GAME (str: the game's name in
+#       messages)
 #   nogil helpers is_legal(const State*, int32_t), play(State*, int32_t), legal_row(const State*,
-#       uint8_t* [NUM_ACTIONS]), encode_row(const State*, float* [OBS_SIZE]), playout(State*, uint64_t)
+#       uint8_t* [NUM_ACTIONS]), encode_row(const State*, float* [planes * NUM_CELLS], int planes)
+#       (planes: NUM_PLANES or MAX_PLANES; a richer set begins with the basic planes),
+#       playout(State*, uint64_t)
 #   cdef str occupied(int32_t action): why a legal-range action is illegal in an ongoing game
 #   cell(const State*, int r, int c): 0 empty, 1 player 0, 2 player 1 at row r (0 = top), column c
 # and afterwards its States class as a subclass of BitboardStates that adds render().
@@ -108,11 +112,19 @@ cdef void states_query(const void* ctx, Py_ssize_t n, uint8_t* legal, uint8_t* t
 
 
 cdef void states_encode(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
-    """Rows [0, n) of encode()."""
+    """Rows [0, n) of encode(), basic planes (the leaf API's encode of a basic batch)."""
     cdef const State* s = (<State**>ctx)[0]
     cdef Py_ssize_t b
     for b in range(n):
-        encode_row(&s[b], out + b * OBS_SIZE)
+        encode_row(&s[b], out + b * NUM_PLANES * NUM_CELLS, NUM_PLANES)
+
+
+cdef void states_encode_rich(const void* ctx, Py_ssize_t n, float* out) noexcept nogil:
+    """Rows [0, n) of encode(), the richest feature set's planes (the leaf API's encode of such a batch)."""
+    cdef const State* s = (<State**>ctx)[0]
+    cdef Py_ssize_t b
+    for b in range(n):
+        encode_row(&s[b], out + b * MAX_PLANES * NUM_CELLS, MAX_PLANES)
 
 
 cdef class BitboardStates:
@@ -125,11 +137,17 @@ cdef class BitboardStates:
     cdef State* _scratch    # [B] spare buffer: apply_paths plays into it, then swaps
     cdef Py_ssize_t _n
     cdef LeafApi _api       # handed out by _leaf_api(); ctx = &self._s
+    cdef int _planes        # planes encode() writes: NUM_PLANES or MAX_PLANES, from spec.obs_shape
     cdef readonly object spec
 
     def __cinit__(self, Py_ssize_t batch, object spec):
         if batch < 0:
             raise ValueError(f"batch must be >= 0, got {batch}")
+        planes = int(spec.obs_shape[0])
+        if planes != NUM_PLANES and planes != MAX_PLANES:
+            raise ValueError(f"{GAME} observations have {NUM_PLANES} or {MAX_PLANES} planes, "
+                             f"the spec asks for {planes}")
+        self._planes = planes
         self._n = batch
         self.spec = spec
         # calloc zeroes the memory, and all-zero bytes are the initial position.
@@ -142,11 +160,11 @@ cdef class BitboardStates:
         self._api.ctx = &self._s
         self._api.size = batch
         self._api.num_actions = NUM_ACTIONS
-        self._api.obs_size = OBS_SIZE
+        self._api.obs_size = planes * NUM_CELLS
         self._api.compatible = NULL
         self._api.load_paths = states_load_paths
         self._api.query = states_query
-        self._api.encode = states_encode
+        self._api.encode = states_encode if planes == NUM_PLANES else states_encode_rich
         self._api.score = NULL      # no score beyond the outcome
 
     def __dealloc__(self):
@@ -349,13 +367,13 @@ cdef class BitboardStates:
         return out
 
     def encode(self, out=None):
-        """float32 [B, *OBS_SHAPE]: own stones, opponent stones, all ones iff player 0 to move
-        (the layout is in the game module's docstring)."""
-        out = check_out(out, (self._n,) + OBS_SHAPE, np.float32, "encode")
+        """float32 [B, *spec.obs_shape]: own stones, opponent stones, all ones iff player 0 to move,
+        then the feature set's further planes (the layout is in the game module's docstring)."""
+        out = check_out(out, (self._n,) + tuple(self.spec.obs_shape), np.float32, "encode")
         cdef float[:, :, :, ::1] o = out
         if self._n:
             with nogil:
-                states_encode(&self._s, self._n, &o[0, 0, 0, 0])
+                self._api.encode(&self._s, self._n, &o[0, 0, 0, 0])
         return out
 
     def ownership(self, out=None):

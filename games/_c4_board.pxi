@@ -41,3 +41,31 @@ cdef inline bint has_four(uint64_t b) noexcept nogil:
         return True
     m = b & (b >> (STRIDE + 1))     # diagonal going up to the right
     return (m & (m >> (2 * (STRIDE + 1)))) != 0
+
+
+cdef inline uint64_t winning_cells(uint64_t pos, uint64_t mask) noexcept nogil:
+    """Empty cells that would complete four in a row for the stones `pos` (reachable or not)."""
+    cdef uint64_t r, p
+    # vertical: three stones directly below
+    r = (pos << 1) & (pos << 2) & (pos << 3)
+    # horizontal (shift STRIDE) and both diagonals (STRIDE - 1, STRIDE + 1): the empty cell may be
+    # at either end of three stones or in either gap of a 2 + 1 split.
+    p = (pos << STRIDE) & (pos << (2 * STRIDE))
+    r |= p & (pos << (3 * STRIDE))
+    r |= p & (pos >> STRIDE)
+    p = (pos >> STRIDE) & (pos >> (2 * STRIDE))
+    r |= p & (pos << STRIDE)
+    r |= p & (pos >> (3 * STRIDE))
+    p = (pos << (STRIDE - 1)) & (pos << (2 * (STRIDE - 1)))
+    r |= p & (pos << (3 * (STRIDE - 1)))
+    r |= p & (pos >> (STRIDE - 1))
+    p = (pos >> (STRIDE - 1)) & (pos >> (2 * (STRIDE - 1)))
+    r |= p & (pos << (STRIDE - 1))
+    r |= p & (pos >> (3 * (STRIDE - 1)))
+    p = (pos << (STRIDE + 1)) & (pos << (2 * (STRIDE + 1)))
+    r |= p & (pos << (3 * (STRIDE + 1)))
+    r |= p & (pos >> (STRIDE + 1))
+    p = (pos >> (STRIDE + 1)) & (pos >> (2 * (STRIDE + 1)))
+    r |= p & (pos << (STRIDE + 1))
+    r |= p & (pos >> (3 * (STRIDE + 1)))
+    return r & (BOARD ^ mask)

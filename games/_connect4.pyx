@@ -7,8 +7,10 @@ tic-tac-toe). What is connect four's own lives here: dropping a stone, the legal
 observation planes and the board printout.
 
 Observations: float32 [3, 6, 7]: own stones, opponent stones, all ones iff player 0 is to move;
-row 0 of a plane is the top row of the board (board row HEIGHT - 1). See azero.games.base for the
-interface and its conventions.
+row 0 of a plane is the top row of the board (board row HEIGHT - 1). The "threats" feature set
+(float32 [5, 6, 7], chosen by the spec's obs_shape) adds two planes: the empty cells where a disc of
+the player to move, then of the opponent, would complete four in a row (winning_cells, playable
+now or not). See azero.games.base for the interface and its conventions.
 """
 
 from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
@@ -25,8 +27,9 @@ include "_c4_board.pxi"
 
 cdef enum:
     NUM_ACTIONS = WIDTH             # one action per column
-    NUM_PLANES = 3
-    OBS_SIZE = NUM_PLANES * CELLS
+    NUM_CELLS = CELLS               # cells of one observation plane
+    NUM_PLANES = 3                  # basic: own, opponent, colour
+    MAX_PLANES = 5                  # threats: then own and opponent winning cells
     NO_ACTION = -1      # C copy of azero.games.base.NO_ACTION for nogil code (checked below)
 
 assert NO_ACTION == _base.NO_ACTION
@@ -39,6 +42,8 @@ cdef enum:
     DRAWN = 3
 
 OBS_SHAPE = (NUM_PLANES, HEIGHT, WIDTH)
+FEATURES = {"basic": NUM_PLANES, "threats": MAX_PLANES}
+"""Observation feature sets by name: their plane counts (each begins with the basic planes)."""
 cdef const char* ENGINE = b"Connect4States"   # the leaf API engine name
 GAME = "connect-four"
 
@@ -100,18 +105,28 @@ cdef inline void legal_row(const C4State* s, uint8_t* out) noexcept nogil:
         out[c] = (free_top >> (c * STRIDE + HEIGHT - 1)) & 1
 
 
-cdef inline void encode_row(const C4State* s, float* planes) noexcept nogil:
-    """One observation: 3 planes of HEIGHT x WIDTH, plane-major then row-major, row 0 = the top row."""
+cdef inline void encode_row(const C4State* s, float* planes, int num_planes) noexcept nogil:
+    """One observation: num_planes (NUM_PLANES or MAX_PLANES) planes of HEIGHT x WIDTH, plane-major
+    then row-major, row 0 = the top row."""
     cdef int r, c, bit
     cdef uint64_t own = s.stones[s.to_play]
     cdef uint64_t opp = s.stones[1 - s.to_play]
+    cdef uint64_t occupied = own | opp
+    cdef uint64_t own_wins = 0, opp_wins = 0
     cdef float colour = 1.0 if s.to_play == 0 else 0.0
+    cdef bint threats = num_planes == MAX_PLANES
+    if threats:
+        own_wins = winning_cells(own, occupied)
+        opp_wins = winning_cells(opp, occupied)
     for r in range(HEIGHT):
         for c in range(WIDTH):
             bit = c * STRIDE + (HEIGHT - 1 - r)
             planes[r * WIDTH + c] = (own >> bit) & 1
-            planes[HEIGHT * WIDTH + r * WIDTH + c] = (opp >> bit) & 1
-            planes[2 * HEIGHT * WIDTH + r * WIDTH + c] = colour
+            planes[CELLS + r * WIDTH + c] = (opp >> bit) & 1
+            planes[2 * CELLS + r * WIDTH + c] = colour
+            if threats:
+                planes[3 * CELLS + r * WIDTH + c] = (own_wins >> bit) & 1
+                planes[4 * CELLS + r * WIDTH + c] = (opp_wins >> bit) & 1
 
 
 cdef str occupied(int32_t action):

@@ -25,7 +25,7 @@ cdef enum:
     NUM_CELLS = 9       # = NUM_ACTIONS = MAX_MOVES
     NUM_ACTIONS = NUM_CELLS
     NUM_PLANES = 3
-    OBS_SIZE = NUM_PLANES * NUM_CELLS
+    MAX_PLANES = NUM_PLANES     # no richer feature set
     FULL = 0x1FF        # all nine cells
     NO_ACTION = -1      # C copy of azero.games.base.NO_ACTION for nogil code (checked below)
 
@@ -113,8 +113,9 @@ cdef inline void legal_row(const TTTState* s, uint8_t* out) noexcept nogil:
         out[i] = (bits >> i) & 1
 
 
-cdef inline void encode_row(const TTTState* s, float* planes) noexcept nogil:
-    """One observation: 3 planes of 3 x 3; cell i = r * 3 + c is also its offset in a plane."""
+cdef inline void encode_row(const TTTState* s, float* planes, int num_planes) noexcept nogil:
+    """One observation: 3 planes of 3 x 3 (num_planes is always 3); cell i = r * 3 + c is also its
+    offset in a plane."""
     cdef int i
     cdef uint16_t own = s.stones[s.to_play]
     cdef uint16_t opp = s.stones[1 - s.to_play]

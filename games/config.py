@@ -22,9 +22,10 @@ class GameConfig:
     max_moves: Optional[int] = None
     """Go only: the game ends and is scored after this many moves (default 2*N*N)."""
     features: Optional[str] = None
-    """Go only: observation planes, 'basic' (10: stones of the last 4 positions, side to move, ones)
-    or 'extended' (19: those, then liberties 1/2/3+ of own and opponent groups, superko bans and
-    both pass-alive areas); default 'basic'."""
+    """Observation planes. Go: 'basic' (10: stones of the last 4 positions, side to move, ones) or
+    'extended' (19: those, then liberties 1/2/3+ of own and opponent groups, superko bans and both
+    pass-alive areas). Connect four: 'basic' (3: own, opponent, side to move) or 'threats' (5:
+    those, then the cells where each side's disc would complete four). Default 'basic'."""
     load: Optional[str] = None
     """openspiel only: the OpenSpiel load string, e.g. 'hex(board_size=7)'."""
 

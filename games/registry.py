@@ -42,7 +42,7 @@ register(GameEntry("go9x9", "Go on 9x9, Tromp-Taylor area scoring, positional su
 register(GameEntry("go", "Go NxN for 2 <= N <= 19, same rules as go9x9 (native)",
                    "azero.games.go:GoGame", {"board_size": 9, "komi": 7.5, "max_moves": None, "features": "basic"}))
 register(GameEntry("connect4", "Connect four on 7 columns x 6 rows, bitboards (native)",
-                   "azero.games.connect4:Connect4Game", {}))
+                   "azero.games.connect4:Connect4Game", {"features": "basic"}))
 register(GameEntry("tictactoe", "Tic-tac-toe on 3x3 (native)",
                    "azero.games.tictactoe:TicTacToeGame", {}))
 register(GameEntry("openspiel", "Any 2-player zero-sum perfect-information OpenSpiel game by its load string",

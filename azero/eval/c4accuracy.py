@@ -301,9 +301,10 @@ class SolverPlayer(Player):
         return out
 
 
-def test_states(moves: Sequence[str]) -> States:
-    """Connect4States holding the positions `moves` (column sequences), one row each."""
-    game = Connect4Game()
+def test_states(moves: Sequence[str], game: Connect4Game | None = None) -> States:
+    """Connect4States holding the positions `moves` (column sequences), one row each; `game` picks
+    the feature set they encode (None: basic)."""
+    game = game if game is not None else Connect4Game()
     states = game.new_states(len(moves))
     length = max((len(m) for m in moves), default=0)
     paths = np.full((len(moves), max(length, 1)), NO_ACTION, np.int32)
@@ -313,14 +314,16 @@ def test_states(moves: Sequence[str]) -> States:
     return states
 
 
-def choose_moves(player: Player, moves: Sequence[str], *, batch: int = 64) -> np.ndarray:
-    """int32 [N]: the player's move (0-based column) in each position, asked `batch` positions at a time."""
+def choose_moves(player: Player, moves: Sequence[str], *, batch: int = 64,
+                 game: Connect4Game | None = None) -> np.ndarray:
+    """int32 [N]: the player's move (0-based column) in each position, asked `batch` positions at a
+    time, as states of `game` (its feature set: the richest any agent's network reads)."""
     out = np.empty(len(moves), np.int32)
     for start in range(0, len(moves), batch):
         chunk = moves[start:start + batch]
         slots = np.arange(len(chunk), dtype=np.int64)
         player.start(len(chunk))
-        out[start:start + len(chunk)] = player.act(slots, test_states(chunk))
+        out[start:start + len(chunk)] = player.act(slots, test_states(chunk, game))
         player.finish(slots)
     return out
 
@@ -343,14 +346,15 @@ def expected_random(test_set: TestSet) -> np.ndarray:
 
 
 def evaluate_agents(agents: Sequence[Player], test_sets: Sequence[TestSet], *, batch: int = 64,
-                    log: Callable[[str], None] | None = None) -> list[dict]:
-    """One record per agent: accuracy per depth (and per position value) and over all depths."""
+                    log: Callable[[str], None] | None = None, game: Connect4Game | None = None) -> list[dict]:
+    """One record per agent: accuracy per depth (and per position value) and over all depths; the
+    positions are states of `game` (None: basic features)."""
     records = []
     for agent in agents:
         started = time.monotonic()
         by_depth, parts, values = {}, [], []
         for ts in test_sets:
-            chosen = choose_moves(agent, list(ts.moves), batch=batch)
+            chosen = choose_moves(agent, list(ts.moves), batch=batch, game=game)
             correct = ts.keeps[np.arange(len(ts)), chosen]
             by_depth[str(ts.depth)] = _tally(correct)
             parts.append(correct)
@@ -394,7 +398,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
                     cache_dir: str | os.PathLike | None = None, cache: bool = True, workers: int | None = None,
                     batch: int = 64,
                     device: str = "auto", threads: int | None = 1, precision: str = "auto", backend: str = "auto",
-                    extra_agents: Sequence[Player] = (), solver: bool = False, factory=None,
+                    extra_agents: Sequence[Player] = (), solver: bool = False, factory=None, game=None,
                     stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> dict:
     """Build (or load) the test sets, evaluate the agents, print the table, write JSON to `out`.
 
@@ -405,6 +409,8 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
     Test sets are cached in cache_dir (None: default_cache_dir()) unless cache is False; `workers`
     solver threads build missing ones (None: one per CPU core). `factory`: the PlayerFactory that
     built `extra_agents`, whose evaluator for the checkpoint is then shared rather than loaded again.
+    `game`: the connect-four game whose feature set every agent's network can read (the factory's);
+    None: the checkpoint's own (agents/checkpoints.game_for).
     """
     from azero.agents.mcts import MctsPlayer
     from azero.search.config import play_config
@@ -430,11 +436,12 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
         test_sets.append(ts)
         cache_files[str(d)] = str(path) if path is not None else None
 
-    game = Connect4Game()
-    agents: list[Player] = [RandomPlayer(seed=seed, name="random")]
-    from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
+    from azero.agents.checkpoints import checkpoint_planes, game_for, load_evaluator, resolve_checkpoint
 
-    path = resolve_checkpoint(checkpoint, game.spec.name)
+    agents: list[Player] = [RandomPlayer(seed=seed, name="random")]
+    path = resolve_checkpoint(checkpoint, "connect4")
+    if game is None:
+        game = game_for("connect4", [] if path is None else [checkpoint_planes(path)])
     if path is not None and factory is not None:
         evaluator = factory.evaluator(str(path))
     else:
@@ -454,7 +461,7 @@ def run_c4_accuracy(*, checkpoint: str | None = None, simulations: Sequence[int]
         agents.append(MctsPlayer(game.spec, evaluator, cfg, name=name))
     agents.extend(extra_agents)
 
-    records = evaluate_agents(agents, test_sets, batch=batch, log=log)
+    records = evaluate_agents(agents, test_sets, batch=batch, log=log, game=game)
     expected = {str(ts.depth): float(expected_random(ts).mean()) if len(ts) else None for ts in test_sets}
     every = np.concatenate([expected_random(ts) for ts in test_sets])
     expected["all"] = float(every.mean()) if every.size else None
