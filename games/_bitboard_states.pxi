@@ -136,8 +136,8 @@ cdef class BitboardStates:
     cdef State* _s          # [B] the positions
     cdef State* _scratch    # [B] spare buffer: apply_paths plays into it, then swaps
     cdef Py_ssize_t _n
-    cdef LeafApi _api       # handed out by _leaf_api(); ctx = &self._s
-    cdef int _planes        # planes encode() writes: NUM_PLANES or MAX_PLANES, from spec.obs_shape
+    cdef LeafApi _api       # handed out by _leaf_api(); ctx = &self._s; its encode writes the
+                            # spec's planes (NUM_PLANES or MAX_PLANES), for encode() too
     cdef readonly object spec
 
     def __cinit__(self, Py_ssize_t batch, object spec):
@@ -147,7 +147,6 @@ cdef class BitboardStates:
         if planes != NUM_PLANES and planes != MAX_PLANES:
             raise ValueError(f"{GAME} observations have {NUM_PLANES} or {MAX_PLANES} planes, "
                              f"the spec asks for {planes}")
-        self._planes = planes
         self._n = batch
         self.spec = spec
         # calloc zeroes the memory, and all-zero bytes are the initial position.

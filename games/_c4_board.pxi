@@ -5,7 +5,8 @@
 # (0 = left) and row r (0 = bottom). Each column has 7 bits for its 6 rows; the 7th (row 6) is a
 # sentinel that is never set, so shifting a bitboard by 1 (vertical), 7 (horizontal), 6 and 8 (the
 # two diagonals) never carries a run from one column into the next. Four in a row along shift d
-# exists iff `m = b & (b >> d)` has `m & (m >> 2d)` non-zero.
+# exists iff `m = b & (b >> d)` has `m & (m >> 2d)` non-zero. winning_cells() gives the empty cells
+# that would complete one (the solver's move ordering, the game's threat planes).
 # -------------------------------------------------------------------------------------------------
 
 cdef enum:
