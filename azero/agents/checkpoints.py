@@ -90,7 +90,11 @@ def game_for(name: str, planes: Iterable[int] = ()):
     game = make_game(name)
     richest = max(planes, default=0)
     if richest > game.spec.obs_shape[0] and hasattr(game, "with_planes"):
-        game = game.with_planes(richest)
+        try:
+            game = game.with_planes(richest)
+        except ValueError:
+            pass    # no feature set of this game has that many planes: a network of another game,
+            # which the caller's shape check (load_evaluator, LoadedEvaluator.fits) names
     return game
 
 

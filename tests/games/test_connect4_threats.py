@@ -121,6 +121,11 @@ def test_feature_sets_by_name_and_bad_input():
     with pytest.raises(ValueError, match="no connect-four feature set has 4"):
         game.with_planes(4)
     assert game.planes_prefix_ok(3) and game.planes_prefix_ok(5) and not Connect4Game().planes_prefix_ok(5)
+    from azero.agents.checkpoints import game_for
+
+    # A Go network's 10 planes match no connect-four set: the game stays basic and the network's
+    # shape check names the mismatch (azero play: "does not play connect4").
+    assert game_for("connect4", [10]).spec.obs_shape == (3, 6, 7)
     wrong = dataclasses.replace(Connect4Game().spec, obs_shape=(4, 6, 7))
     with pytest.raises(ValueError, match="3 or 5 planes, the spec asks for 4"):
         Connect4States(2, wrong)
