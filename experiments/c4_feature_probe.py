@@ -28,7 +28,8 @@ import torch
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.getcwd())
 
-from azero.eval.c4accuracy import load_test_set  # noqa: E402
+from azero.eval.c4accuracy import load_test_set, test_states  # noqa: E402
+from azero.games.connect4 import Connect4Game  # noqa: E402
 from azero.train.network import NetworkConfig, PolicyValueNet, Shapes  # noqa: E402
 from azero.train.trainer import TrainConfig, Trainer  # noqa: E402
 
@@ -55,24 +56,12 @@ def threats(mine: np.ndarray, empty: np.ndarray) -> np.ndarray:
 
 
 def with_threats(obs: np.ndarray) -> np.ndarray:
-    """[N, 3, H, W] -> [N, 5, H, W]: the game's planes, then own and opponent threats."""
+    """[N, 3, H, W] -> [N, 5, H, W]: replay observations (stored with the basic planes) as
+    game.features=threats encodes them: the basic planes, then own and opponent threats."""
     own, opp = obs[:, 0] > 0, obs[:, 1] > 0
     empty = ~(own | opp)
     return np.concatenate([obs, threats(own, empty)[:, None], threats(opp, empty)[:, None]],
                           axis=1).astype(obs.dtype)
-
-
-def position_obs(moves: str) -> np.ndarray:
-    """uint8 [3, H, W] of a column sequence ('4453', 1-based), as the game encodes it (row 0 = top)."""
-    board = np.zeros((2, H, W), np.uint8)
-    heights = [0] * W
-    for i, ch in enumerate(moves):
-        c = int(ch) - 1
-        board[i % 2, H - 1 - heights[c], c] = 1
-        heights[c] += 1
-    p = len(moves) % 2
-    colour = np.full((1, H, W), 1 if p == 0 else 0, np.uint8)
-    return np.concatenate([board[p:p + 1], board[1 - p:2 - p], colour])
 
 
 def load_replay(runs: list[str]) -> dict[str, np.ndarray]:
@@ -99,9 +88,7 @@ def evaluate(net: PolicyValueNet, sets: dict, feature: bool) -> dict:
     out = {}
     total = correct = 0
     for depth, ts in sets.items():
-        obs = np.stack([position_obs(m) for m in ts.moves])
-        if feature:
-            obs = with_threats(obs)
+        obs = test_states(list(ts.moves), Connect4Game("threats" if feature else "basic")).encode()
         with torch.no_grad():
             heads = net.heads(torch.as_tensor(obs, dtype=torch.float32))
         logits = heads["logits"].float().numpy()
