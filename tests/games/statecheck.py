@@ -32,3 +32,20 @@ def exact_random_play_distribution(states) -> dict[float, float]:
         keep = np.flatnonzero(~done)
         states, probs = children.take(keep), p[keep]
     return dist
+
+
+def random_positions(game, n, seed, max_plies):
+    """`n` positions of `game` after up to `max_plies` uniformly random moves (seeded); a row whose
+    game ends stays where it ended."""
+    from azero.games.base import NO_ACTION
+
+    rng = np.random.default_rng(seed)
+    states = game.new_states(n)
+    for _ in range(max_plies):
+        legal = states.legal_mask()
+        if not legal.any():
+            break
+        acts = np.array([rng.choice(np.flatnonzero(row)) if row.any() else NO_ACTION for row in legal],
+                        dtype=np.int32)
+        states.apply(acts)
+    return states

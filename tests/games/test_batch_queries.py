@@ -8,20 +8,9 @@ import pytest
 from azero.games import make_game
 from azero.games.base import NO_ACTION
 
+from statecheck import random_positions
+
 NATIVE = ["go9x9", "connect4", "tictactoe"]
-
-
-def random_positions(game, n, seed, max_plies):
-    rng = np.random.default_rng(seed)
-    states = game.new_states(n)
-    for _ in range(max_plies):
-        legal = states.legal_mask()
-        if not legal.any():
-            break
-        acts = np.array([rng.choice(np.flatnonzero(row)) if row.any() else NO_ACTION for row in legal],
-                        dtype=np.int32)
-        states.apply(acts)
-    return states
 
 
 def random_paths(game, roots, index, length, seed):

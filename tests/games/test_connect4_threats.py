@@ -16,6 +16,8 @@ from azero.games import make_game
 from azero.games.config import GameConfig, game_from_config
 from azero.games.connect4 import FEATURES, Connect4Game, Connect4States
 
+from statecheck import random_positions
+
 LINES = ((0, 1), (1, 0), (1, 1), (1, -1))
 
 
@@ -44,30 +46,14 @@ def expected_threats(own: np.ndarray, opp: np.ndarray) -> np.ndarray:
     return out
 
 
-def random_positions(game, batch: int, moves: int, seed: int):
-    """`batch` positions of up to `moves` random moves (a row stops when its game ends)."""
-    rng = np.random.default_rng(seed)
-    states = game.new_states(batch)
-    for _ in range(moves):
-        legal = states.legal_mask()
-        if not legal.any():
-            break
-        acts = np.array([rng.choice(np.flatnonzero(row)) if row.any() else -1 for row in legal], np.int32)
-        live = acts >= 0
-        sub = states.take(np.flatnonzero(live))
-        sub.apply(acts[live])
-        states.put(np.flatnonzero(live), sub)
-    return states
-
-
 def test_threat_planes_are_the_cells_that_complete_four():
     game = Connect4Game("threats")
     assert game.spec.obs_shape == (5, 6, 7) and FEATURES == {"basic": 3, "threats": 5}
     seen = 0
     for moves in (6, 12, 20, 30):
-        states = random_positions(game, 48, moves, seed=moves)
+        states = random_positions(game, 48, seed=moves, max_plies=moves)
         obs = states.encode()
-        basic = random_positions(Connect4Game(), 48, moves, seed=moves).encode()
+        basic = random_positions(Connect4Game(), 48, seed=moves, max_plies=moves).encode()
         np.testing.assert_array_equal(obs[:, :3], basic)    # the basic planes lead, unchanged
         for b in range(len(states)):
             np.testing.assert_array_equal(obs[b, 3:], expected_threats(obs[b, 0] > 0, obs[b, 1] > 0))
@@ -101,7 +87,7 @@ def test_the_search_sees_the_same_planes_as_encode():
             return np.full((n, 7), 1 / 7, np.float32), np.zeros(n, np.float32)
 
     game = Connect4Game("threats")
-    states = random_positions(game, 4, 14, seed=3)
+    states = random_positions(game, 4, seed=3, max_plies=14)
     MCTS(game.spec, Recorder(), SearchConfig(simulations=32), batch_size=4).run(states)
     obs = np.concatenate(seen)
     assert obs.shape[1:] == (5, 6, 7) and len(obs) > 4
