@@ -11,7 +11,7 @@ AZ=${AZ:-.venv/bin/azero}
 ARM_MIN=${ARM_MIN:-8}
 OUT=runs/c4-campaign
 mkdir -p $OUT
-# The shipped connect-four recipe (azero/models/connect4.json) with a constant learning rate.
+# The first shipped connect-four recipe (docs/c4-campaign/rand-4x32-1.4h/connect4.json) with a constant learning rate.
 BASE=(run.workers=2 seed=1 train.steps=1000000 train.lr_schedule=constant train.checkpoint_every=500
       train.keep_checkpoints=0 selfplay.temperature_moves=16 selfplay.random_opening_moves=8)
 arm() {
