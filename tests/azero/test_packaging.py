@@ -17,7 +17,7 @@ def test_every_source_package_is_in_pyproject():
             found.add(".".join([top, *rel.parts]))
     # Data-only folders (no __init__.py) are packages too when package-data names them: setuptools
     # warns about, and will stop installing, data in a folder that `packages` does not list.
-    found |= {name for name in cfg["package-data"] if name not in found and _folder(name, mapping).is_dir()}
+    found |= {name for name in cfg["package-data"] if _folder(name, mapping).is_dir()}
     assert found == listed, f"missing from pyproject: {sorted(found - listed)}; stale: {sorted(listed - found)}"
 
 
