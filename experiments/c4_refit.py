@@ -61,12 +61,12 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = validate(OmegaConf.merge(OmegaConf.structured(AzeroConfig), OmegaConf.load(config)))
     spec = game_from_config(cfg.game).spec
-    own = ReplayBuffer(args.run / "replay", spec, cfg=cfg.replay)
-    total = own.positions_total
-    width = args.window or window_size(total, cfg.replay)
-    replay_cfg = dataclasses.replace(cfg.replay, min_window=width, max_window=width,
-                                     max_samples_per_position=None, surprise_weight=0.0, min_positions=1)
+    # Uniform sampling without a budget; the run's own window formula unless --window fixes one.
+    replay_cfg = dataclasses.replace(cfg.replay, max_samples_per_position=None, surprise_weight=0.0, min_positions=1)
+    if args.window:
+        replay_cfg = dataclasses.replace(replay_cfg, min_window=args.window, max_window=args.window)
     buffer = ReplayBuffer(args.run / "replay", spec, cfg=replay_cfg)
+    total = buffer.positions_total
     if not buffer.can_sample(cfg.train.batch_size):
         ap.error(f"{args.run}: the window of {buffer.positions_in_window} positions cannot fill a batch")
 
