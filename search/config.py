@@ -7,6 +7,7 @@ noise, Gumbel AlphaZero (Danihelka et al., ICLR 2022) for the Gumbel root.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 ALGORITHMS = ("puct", "gumbel")
@@ -83,6 +84,12 @@ class SearchConfig:
     transform drawn per leaf (AlphaGo Zero; no extra cost); 'average', the mean over every transform
     of the game's group (|G| times the network's work per simulation: 2 for connect four, 8 for
     square Go boards). Evaluators that read no observations (random rollouts) ignore it."""
+    policy_temperature: float = 1.0
+    """Softmax temperature of the network's move priors inside the search, at every node: the
+    search uses p(a)^(1 / T) renormalised over the legal moves (equivalently logits / T). T > 1
+    flattens the priors so the search spends simulations on moves the network underrates (Leela
+    Chess Zero searches with T around 1.4-1.6); 1 is AlphaZero. The raw network's own move
+    (its argmax) and the value are unchanged; SearchResult.prior reports the tempered root priors."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -111,6 +118,8 @@ class SearchConfig:
             (self.gumbel_scale >= 0, f"gumbel_scale must be >= 0, got {self.gumbel_scale}"),
             (self.symmetry in SYMMETRY_MODES, f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (math.isfinite(self.policy_temperature) and self.policy_temperature > 0,
+             f"policy_temperature must be a finite number > 0, got {self.policy_temperature}"),
             (self.score_utility >= 0, f"score_utility must be >= 0, got {self.score_utility}"),
             (self.score_scale > 0, f"score_scale must be > 0, got {self.score_scale}"),
             (not (self.solver and self.algorithm == "gumbel"),

@@ -26,6 +26,7 @@ def test_parse_every_form():
     assert (cfg.algorithm, cfg.gumbel_num_considered, cfg.c_init, cfg.seed, cfg.simulations) == ("gumbel", 8, 1.5, 3, 32)
     assert cfg.dirichlet_weight == 0.0  # evaluation play: no root noise
     assert parse_player_spec("mcts:runs/x@800:solver=true").search_config().solver is True
+    assert parse_player_spec("mcts:runs/x@800:policy_temperature=1.4").search_config().policy_temperature == 1.4
     s = parse_player_spec("mcts:a@b/ckpt@16")  # the LAST '@' separates the budget
     assert s.checkpoint == "a@b/ckpt" and s.simulations == 16
     s = parse_player_spec("raw:runs/x")
@@ -51,6 +52,7 @@ def test_parse_every_form():
     ("mcts:runs/x@8:dirichlet_weight=0.3", "unknown search option"),
     ("mcts:runs/x@8:c_init=abc", "not a valid float"),
     ("mcts:runs/x@8:gumbel_num_considered=0", "gumbel_num_considered"),
+    ("mcts:runs/x@8:policy_temperature=0", "policy_temperature"),
     ("raw:", "needs a checkpoint"),
     ("raw:x:t=hot", "not a number"),
     ("raw:x:t=-1", ">= 0"),

@@ -24,3 +24,14 @@ def random_roots(game, batch: int, *, seed: int, max_plies: int, allow_terminal:
                     actions[b] = candidate
         states.apply(actions)
     return states
+
+
+def assert_same(fast, slow):
+    """Two SearchResults agree: counts, moves and priors exactly, float statistics to float32 rounding."""
+    np.testing.assert_array_equal(fast.visits, slow.visits)
+    np.testing.assert_array_equal(fast.action, slow.action)
+    np.testing.assert_array_equal(fast.simulations, slow.simulations)
+    np.testing.assert_array_equal(fast.prior, slow.prior)
+    np.testing.assert_allclose(fast.policy, slow.policy, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(fast.q, slow.q, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(fast.value, slow.value, rtol=1e-6, atol=1e-7)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from searchutil import random_roots
+from searchutil import assert_same, random_roots
 from pygames import NimGame
 
 from azero.games import make_game
@@ -12,16 +12,6 @@ from azero.search.config import SearchConfig
 from azero.search.evaluators import FakeEvaluator
 from azero.search.mcts import MCTS
 from azero.search.reference import ReferenceMCTS
-
-
-def assert_same(fast, slow):
-    np.testing.assert_array_equal(fast.visits, slow.visits)
-    np.testing.assert_array_equal(fast.action, slow.action)
-    np.testing.assert_array_equal(fast.simulations, slow.simulations)
-    np.testing.assert_array_equal(fast.prior, slow.prior)
-    np.testing.assert_allclose(fast.policy, slow.policy, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(fast.q, slow.q, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(fast.value, slow.value, rtol=1e-6, atol=1e-7)
 
 
 def both(game, config, batch, seed=0):
