@@ -17,7 +17,7 @@ positions and the AUC of P(draw) for picking out the drawn ones.
 From the search's root it says whether a value-aware final choice would have helped: in how many
 misses the searched Q of the move played stands above that of every visited value-keeping move
 (then the values, not the visit counts, are wrong), and how many positions a choice by Q among the
-well-visited moves (`q_choice`) would keep, beside the most visited move's count.
+well-visited moves (`search.final_q_share=0.5`) would keep, beside the most visited move's count.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from azero.eval.c4accuracy import choose_moves, load_test_set, test_states
 from azero.games.c4solver import move_values
 from azero.games.connect4 import Connect4Game
 from azero.search.config import play_config
+from azero.search.result import final_choice
 
 VALUE_NAME = {1: "win", 0: "draw", -1: "loss"}
 
@@ -74,13 +75,6 @@ def separation(value: np.ndarray, net_value: np.ndarray, probs: np.ndarray | Non
                     "P(draw) drawn": round(float(probs[drawn, 1].mean()), 3),
                     "P(draw) AUC drawn vs won": round(auc(probs[drawn, 1], probs[won, 1]), 3)})
     return out
-
-
-def q_choice(visits: np.ndarray, q: np.ndarray, share: float = 0.5) -> np.ndarray:
-    """int [N]: the move of highest Q among those visited at least `share` times as often as the most
-    visited one (a final choice that trusts Q once a move is well explored; ties: lowest column)."""
-    eligible = (visits > 0) & (visits >= share * visits.max(axis=1, keepdims=True))
-    return np.where(eligible, q, -np.inf).argmax(axis=1)
 
 
 def q_prefers_wrong(visits: np.ndarray, q: np.ndarray, keeps: np.ndarray, chosen: np.ndarray) -> np.ndarray:
@@ -142,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                            "net_value": round(float(net_value[i]), 3)})
         kinds["search Q prefers the wrong move"] = int((q_prefers_wrong(visits, q, ts.keeps, chosen) & missed).sum())
         kinds["kept, most visited"] = int((~missed).sum())
-        kinds["kept, max Q of the well visited"] = int(ts.keeps[np.arange(len(ts)), q_choice(visits, q)].sum())
+        kinds["kept, max Q of the well visited"] = int(ts.keeps[np.arange(len(ts)), final_choice(visits, q, 0.5)].sum())
         value = ts.value.astype(np.float64)
         err = np.abs(net_value - value)
         summary[str(depth)] = {"positions": len(ts), "misses": int(sum(kinds[k] for k in kinds if "->" in k)),

@@ -90,6 +90,12 @@ class SearchConfig:
     flattens the priors so the search spends simulations on moves the network underrates (Leela
     Chess Zero searches with T around 1.4-1.6); 1 is AlphaZero. The raw network's own move
     (its argmax) and the value are unchanged; SearchResult.prior reports the tempered root priors."""
+    final_q_share: float = 0.0
+    """PUCT move choice at temperature 0 (evaluation play, and self-play after its sampled moves): 0
+    plays the most visited move (AlphaZero); s > 0 plays the move of highest root Q among those
+    visited at least s times as often as the most visited one, trusting Q once a move is well
+    explored (KataGo chooses by a lower confidence bound of Q in the same spirit). Gumbel roots
+    choose by their own rule. With solver=True the proven losses are left out first."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -118,6 +124,7 @@ class SearchConfig:
             (self.gumbel_scale >= 0, f"gumbel_scale must be >= 0, got {self.gumbel_scale}"),
             (self.symmetry in SYMMETRY_MODES, f"symmetry must be one of {SYMMETRY_MODES}, got {self.symmetry!r}"),
             (self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}"),
+            (0.0 <= self.final_q_share <= 1.0, f"final_q_share must lie in [0, 1], got {self.final_q_share}"),
             (math.isfinite(self.policy_temperature) and self.policy_temperature > 0,
              f"policy_temperature must be a finite number > 0, got {self.policy_temperature}"),
             (self.score_utility >= 0, f"score_utility must be >= 0, got {self.score_utility}"),

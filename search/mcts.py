@@ -40,7 +40,7 @@ from azero.search.evaluators import check_output, check_scores
 from azero.search.symmetric import SymmetricEvaluator
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
-from azero.search.result import SearchResult, most_visited, proven_weights, sample_by_visits, visit_policy
+from azero.search.result import SearchResult, final_choice, proven_weights, sample_by_visits, visit_policy
 
 __all__ = ["MCTS", "SearchResult", "TreeCapacityError", "EvaluatorOutputError"]
 
@@ -434,12 +434,13 @@ class MCTS:
     def _result(self) -> SearchResult:
         tree = self.tree
         visits = tree.root_visits()
+        q = tree.root_q()
         if self._gumbel:
             (policy, action), weights = tree.gumbel_result(), None
         else:
             weights = proven_weights(visits, tree.root_proven(), tree.root_prior()) if self.config.solver else visits
-            policy, action = visit_policy(visits), most_visited(weights)
-        result = SearchResult(visits=visits, policy=policy, q=tree.root_q(), prior=tree.root_prior(),
+            policy, action = visit_policy(visits), final_choice(weights, q, self.config.final_q_share)
+        result = SearchResult(visits=visits, policy=policy, q=q, prior=tree.root_prior(),
                               value=tree.root_value(), action=action, simulations=tree.sims_done.copy(),
                               score=tree.root_score() if self._scored else None, action_weights=weights,
                               win_q=root_win_q(tree) if self._scored else None)

@@ -31,7 +31,7 @@ from azero.search.config import SearchConfig
 from azero.search.evaluators import check_output
 from azero.search.gumbel import considered_visits_table
 from azero.search.noise import dirichlet_noise, gumbel_noise
-from azero.search.result import SearchResult, most_visited, proven_weights, visit_policy
+from azero.search.result import SearchResult, final_choice, proven_weights, visit_policy
 
 PENDING, EXPANDED, TERMINAL = "pending", "expanded", "terminal"
 UNPROVEN, PROVEN_LOSS, PROVEN_DRAW, PROVEN_WIN = 0, 1, 2, 3  # the tree's node_proven codes (value = code - 2)
@@ -404,7 +404,7 @@ class ReferenceMCTS:
         weights = None
         if not self.gumbel:
             weights = proven_weights(visits, self.root_proven(), prior) if self.config.solver else visits
-            policy, action = visit_policy(visits), most_visited(weights)
+            policy, action = visit_policy(visits), final_choice(weights, q, self.config.final_q_share)
         return SearchResult(visits=visits, policy=policy, q=q, prior=prior, value=value, action=action,
                             simulations=done.astype(np.int32), action_weights=weights)
 

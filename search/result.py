@@ -69,6 +69,19 @@ def most_visited(visits: np.ndarray) -> np.ndarray:
     return action
 
 
+def final_choice(weights: np.ndarray, q: np.ndarray, share: float) -> np.ndarray:
+    """int32 [B]: the move to play at temperature 0. share = 0: most_visited(weights). share > 0: the
+    move of highest root Q among those with at least `share` times the top weight (a move the search
+    explored well enough for its Q to be trusted; ties: lowest action index); NO_ACTION for all-zero rows."""
+    if share <= 0:
+        return most_visited(weights)
+    top = weights.max(axis=1, keepdims=True)
+    eligible = (weights > 0) & (weights >= share * top)
+    action = np.where(eligible, q, -np.inf).argmax(axis=1).astype(np.int32)
+    action[top[:, 0] <= 0] = NO_ACTION
+    return action
+
+
 def proven_weights(visits: np.ndarray, proven: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """int32 [B, A]: the visits a move is chosen from when root actions have proven values
     (SearchConfig.solver): only the proven wins where there is one; else the visits with the proven

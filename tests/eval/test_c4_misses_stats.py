@@ -37,15 +37,6 @@ def test_separation_reports_draw_probabilities_only_for_a_wdl_head(misses):
     assert wdl["P(draw) AUC drawn vs won"] == 0.75
 
 
-def test_q_choice_takes_the_best_q_among_the_well_visited_moves(misses):
-    visits = np.array([[500, 300, 100, 0], [10, 0, 0, 0], [200, 200, 0, 0]])
-    q = np.array([[0.1, 0.3, 0.9, 0.0], [-0.5, 0.0, 0.0, 0.0], [0.2, 0.2, 0.0, 0.0]])
-    # Row 0: move 2 has the best Q but under half the top visits; row 1: the only visited move even
-    # though unvisited moves read 0 > -0.5; row 2: a tie goes to the lowest column.
-    assert misses.q_choice(visits, q).tolist() == [1, 0, 0]
-    assert misses.q_choice(visits, q, share=0.1).tolist() == [2, 0, 0]
-
-
 def test_q_prefers_wrong_compares_with_visited_keeping_moves_only(misses):
     visits = np.array([[500, 300, 0], [500, 300, 0], [500, 0, 0]])
     q = np.array([[0.4, 0.2, 0.9], [0.1, 0.2, 0.0], [0.4, 0.0, 0.0]])
