@@ -33,7 +33,7 @@ import torch
 from azero.agents.checkpoints import load_evaluator, resolve_checkpoint
 from azero.agents.mcts import MctsPlayer
 from azero.agents.simple import RawNetworkPlayer
-from azero.eval.c4accuracy import choose_moves, load_test_set, test_states
+from azero.eval.c4accuracy import choose_moves, default_cache_dir, load_test_set, test_states
 from azero.games.c4solver import move_values
 from azero.games.connect4 import Connect4Game
 from azero.search.config import play_config
@@ -115,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     search = MctsPlayer(game.spec, evaluator, play_config(args.sims, seed=args.seed), name=f"puct@{args.sims}")
     summary, misses = {}, []
     for depth in (int(d) for d in args.depths.split(",")):
-        ts, _ = load_test_set(args.seed, depth, args.positions)
+        # the c4-accuracy cache: another seed than the shipped sets is solved once, not on every run
+        ts, _ = load_test_set(args.seed, depth, args.positions, cache_dir=default_cache_dir())
         moves = list(ts.moves)
         chosen, visits, q = search_roots(search, moves)
         raw_chosen = choose_moves(raw, moves)
