@@ -88,7 +88,7 @@ class SearchConfig:
     """Softmax temperature of the network's move priors inside the search, at every node: the
     search uses p(a)^(1 / T) renormalised over the legal moves (equivalently logits / T). T > 1
     flattens the priors so the search spends simulations on moves the network underrates (Leela
-    Chess Zero searches with T around 1.4-1.6); 1 is AlphaZero. The raw network's own move
+    Chess Zero searches with a policy softmax temperature above 1); 1 is AlphaZero. The raw network's own move
     (its argmax) and the value are unchanged; SearchResult.prior reports the tempered root priors."""
     final_q_share: float = 0.0
     """PUCT move choice at temperature 0 (evaluation play, and self-play after its sampled moves): 0
