@@ -5,7 +5,8 @@
 
 Modules: config (SearchConfig), mcts (the driver, MCTS), _mcts (the Cython tree),
 evaluators (protocol + uniform / random-rollout / fake), reference (the pure-Python
-twin), gumbel (sequential-halving schedule), noise (root noise draws), result.
+twin), graph (Monte-Carlo graph search for players; make_search picks it or MCTS),
+gumbel (sequential-halving schedule), noise (root noise draws), result.
 Names are imported on first use, so `import azero.search.config` never needs the
 compiled extension.
 """
@@ -25,6 +26,8 @@ _EXPORTS = {
     "RandomRolloutEvaluator": "azero.search.evaluators",
     "FakeEvaluator": "azero.search.evaluators",
     "ReferenceMCTS": "azero.search.reference",
+    "GraphSearch": "azero.search.graph",
+    "make_search": "azero.search.graph",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -96,6 +96,12 @@ class SearchConfig:
     visited at least s times as often as the most visited one, trusting Q once a move is well
     explored (KataGo chooses by a lower confidence bound of Q in the same spirit). Gumbel roots
     choose by their own rule. With solver=True the proven losses are left out first."""
+    graph: bool = False
+    """PUCT over a graph instead of a tree (Monte-Carlo graph search, search/graph.py): a position
+    reached by two move orders is one node, its value shared by every path to it, and a playout
+    that reaches a position that already knows more than the edge it came by stops there without
+    a network call. For play and evaluation (players, through make_search): one playout per game
+    per network call, no tree reuse, solver, Gumbel root or score utility. Off: AlphaZero's tree."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -131,6 +137,9 @@ class SearchConfig:
             (self.score_scale > 0, f"score_scale must be > 0, got {self.score_scale}"),
             (not (self.solver and self.algorithm == "gumbel"),
              "solver=True needs algorithm='puct' (the Gumbel root's schedule would spend visits on proven moves)"),
+            (not self.graph or (self.algorithm == "puct" and not self.solver and not self.tree_reuse
+                                and self.leaves_per_game == 1),
+             "graph=True needs algorithm='puct', solver=False, tree_reuse=False and leaves_per_game=1"),
             (not (self.tree_reuse and self.algorithm == "gumbel"),
              "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),
         ]

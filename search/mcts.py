@@ -58,6 +58,9 @@ class MCTS:
         self.spec = spec
         self.config = config = config if config is not None else SearchConfig()
         config.validate()
+        if config.graph:
+            raise ValueError("SearchConfig: graph=True is searched by azero.search.graph.GraphSearch "
+                             "(make_search builds it, as players do); self-play, analysis and benchmarks search trees")
         if (config.symmetry != "none" and getattr(evaluator, "needs_observations", True)
                 and not getattr(evaluator, "needs_states", False)):
             evaluator = SymmetricEvaluator(evaluator, spec, config.symmetry, seed=config.seed)

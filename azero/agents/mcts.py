@@ -28,7 +28,8 @@ from azero.agents.passing import pass_wins
 from azero.agents.player import Player
 from azero.games.base import NO_ACTION, GameSpec, States
 from azero.search.config import SearchConfig
-from azero.search.mcts import MCTS, SearchResult
+from azero.search.graph import make_search
+from azero.search.mcts import SearchResult
 
 
 def _padded_size(n: int) -> int:
@@ -58,7 +59,7 @@ class MctsPlayer(Player):
         return self.config.algorithm
 
     # ------------------------------------------------------------------ search
-    def _search_for(self, spec: GameSpec, size: int, simulations: int) -> MCTS:
+    def _search_for(self, spec: GameSpec, size: int, simulations: int):
         # The MCTS keeps buffers of positions of one game: a komi change (a new GameSpec) needs its own.
         game_key = (spec.name, spec.num_actions, spec.max_moves, repr(sorted(spec.params.items())), size)
         puct = self.config.algorithm == "puct"
@@ -69,7 +70,7 @@ class MctsPlayer(Player):
             if puct and search is not None:
                 capacity = max(simulations, int(1.5 * search.config.simulations))
             config = dataclasses.replace(self.config, simulations=capacity)
-            search = self._searches[key] = MCTS(spec, self.evaluator, config, batch_size=size)
+            search = self._searches[key] = make_search(spec, self.evaluator, config, batch_size=size)
         self._searches.move_to_end(key)
         while len(self._searches) > self.MAX_CACHED:
             self._searches.popitem(last=False)
