@@ -98,10 +98,15 @@ class SearchConfig:
     choose by their own rule. With solver=True the proven losses are left out first."""
     graph: bool = False
     """PUCT over a graph instead of a tree (Monte-Carlo graph search, search/graph.py): a position
-    reached by two move orders is one node, its value shared by every path to it, and a playout
-    that reaches a position that already knows more than the edge it came by stops there without
-    a network call. For play and evaluation (players, through make_search): one playout per game
-    per network call, no tree reuse, solver, Gumbel root or score utility. Off: AlphaZero's tree."""
+    reached by two move orders is one node, its value shared by every path to it. For play and
+    evaluation (players, through make_search): one playout per game per network call, no tree
+    reuse, solver, Gumbel root or score utility. Off: AlphaZero's tree."""
+    graph_stop: bool = False
+    """With graph=True: a playout that reaches a known position with more visits than the edge it
+    came by stops there, without a network call (lightvector's MCGS rule: fewer network calls for
+    the same simulations). Off, every playout goes on to a new or terminal position, as in a tree,
+    so the graph spends about the tree's network calls (measured stronger per simulation on connect
+    four; README)."""
     temperature: float = 1.0
     """PUCT move choice: sample proportional to N(a)^(1 / temperature); 0 = most visited, lowest
     action index on ties. Callers pass their own schedule (e.g. 1 for 30 moves, then 0)."""
@@ -140,6 +145,7 @@ class SearchConfig:
             (not self.graph or (self.algorithm == "puct" and not self.solver and not self.tree_reuse
                                 and self.leaves_per_game == 1),
              "graph=True needs algorithm='puct', solver=False, tree_reuse=False and leaves_per_game=1"),
+            (self.graph or not self.graph_stop, "graph_stop=True needs graph=True"),
             (not (self.tree_reuse and self.algorithm == "gumbel"),
              "tree_reuse is not supported with algorithm='gumbel' (sequential halving needs a fresh root)"),
         ]

@@ -12,10 +12,12 @@ Korus & Kersting 2021 is the first MCGS for AlphaZero):
   child is reached from, weighted by how often each parent chose it;
 - selection is PUCT on the edges (azero.search's rule: c(s) = log((1 + N + c_base) / c_base) +
   c_init, unvisited edges at Q(n) - fpu_reduction);
-- a playout that reaches a child with more visits than the edge it came by adds that edge visit
-  and stops there, with no network call: the child's value already holds more than this edge
-  has taken. A simulation is a playout from the root, so a search of S simulations calls the
-  network at most S times, and fewer where transpositions answer instead.
+- a simulation is a playout from the root; it ends at a new position (one network call for the
+  batch) or a terminal one. With SearchConfig.graph_stop it also ends, with no network call, at a
+  known child with more visits than the edge it came by (lightvector's rule: the child's value
+  already holds more than this edge has taken), so a search of S simulations calls the network
+  at most S times, and fewer where transpositions answer instead. Without it the graph calls the
+  network about as often as the tree, and measured stronger per simulation on connect four.
 
 A position's key is what the rules and the network see in it (its observation, legal moves, player
 to move, move number and terminal flag), so two positions share a node only if everything the
@@ -84,11 +86,12 @@ class GraphSearch:
             evaluator = SymmetricEvaluator(evaluator, spec, config.symmetry, seed=config.seed)
         self.spec, self.evaluator, self.config, self.batch_size = spec, evaluator, config, batch_size
         self._needs_states = bool(getattr(evaluator, "needs_states", False))
+        self.stop_at_transpositions = config.graph_stop
         self._rng = np.random.default_rng(config.seed)
         self.roots: list[GraphNode] = []
-        self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "transpositions": 0}
-        """Counters since construction: network calls, new positions, evaluator rows, playouts that a
-        transposition answered without a network call."""
+        self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "transpositions": 0, "stopped": 0}
+        """Counters since construction: network calls, new positions, evaluator rows, edges found to
+        lead to a known position, playouts that graph_stop ended without a network call."""
 
     # ------------------------------------------------------------------ public API
     def reset(self, index=None) -> None:
@@ -118,7 +121,7 @@ class GraphSearch:
         tables: list[dict] = [{} for _ in range(B)]
         games = np.flatnonzero(targets > 0)
         if games.size:
-            self._expand(roots.take(games), [self.roots[b] for b in games], [tables[b] for b in games])
+            self._expand(roots.take(games), [self.roots[b] for b in games])
             self._noise(roots, games)
         done = np.zeros(B, np.int64)
         while True:
@@ -131,49 +134,61 @@ class GraphSearch:
 
     # ------------------------------------------------------------------ one playout per game
     def _step(self, roots: States, games: np.ndarray, tables: list[dict]) -> None:
-        """One playout in each game of `games`; the new positions of all of them in one network call."""
+        """One playout in each game of `games`. A descent that takes an edge no playout took before
+        waits for the batch to say which position it leads to: a new one is evaluated (one network
+        call for all of them), a known one is linked; then the playout stops, or, where it may go
+        on (the stop rule is off), descends from there in another round."""
         finished: list[list[tuple[GraphNode, int]]] = []
-        open_games, open_paths, open_actions = [], [], []
+        open_: list[tuple[int, list]] = []
         for b in games:
-            path, ended = self._descend(self.roots[b])
-            if ended:
-                finished.append(path)
-            else:
-                open_games.append(b)
-                open_paths.append(path)
-                open_actions.append([a for _, a in path])
-        if open_games:
-            width = max(len(p) for p in open_actions)
-            paths = np.full((len(open_games), width), NO_ACTION, np.int32)
-            for i, p in enumerate(open_actions):
-                paths[i, :len(p)] = p
-            leaves = roots.take(np.asarray(open_games, np.int64))
-            leaves.apply_paths(paths)
+            path, ended = self._descend(self.roots[b], [])
+            (finished if ended else open_).append(path if ended else (b, path))
+        while open_:
+            leaves = self._positions(roots, open_)
             keys = self._keys(leaves)
-            fresh_rows, fresh_nodes, fresh_tables = [], [], []
-            for i, (b, path) in enumerate(zip(open_games, open_paths)):
+            fresh_rows, fresh_nodes, again = [], [], []
+            for i, (b, path) in enumerate(open_):
                 parent, a = path[-1]
                 child = tables[b].get(keys[i])
                 if child is None:
-                    child = GraphNode()
+                    child = tables[b][keys[i]] = GraphNode()
                     fresh_rows.append(i)
                     fresh_nodes.append(child)
-                    fresh_tables.append((tables[b], keys[i]))
+                    finished.append(path)
+                    parent.children[a] = child
+                    continue
+                parent.children[a] = child  # a transposition: the edge now leads to the known node
+                self.stats["transpositions"] += 1
+                if child.terminal:
+                    child.n += 1
+                    finished.append(path)
+                elif self.stop_at_transpositions:
+                    self.stats["stopped"] += 1
+                    finished.append(path)
                 else:
-                    self.stats["transpositions"] += 1  # an unvisited edge to a known node: its value answers
-                parent.children[a] = child
+                    path, ended = self._descend(child, path)
+                    (finished if ended else again).append(path if ended else (b, path))
             if fresh_rows:
-                self._expand(leaves.take(np.asarray(fresh_rows, np.int64)), fresh_nodes, None)
-                for (table, key), node in zip(fresh_tables, fresh_nodes):
-                    table[key] = node
-            finished.extend(open_paths)
+                self._expand(leaves.take(np.asarray(fresh_rows, np.int64)), fresh_nodes)
+            open_ = again
         for path in finished:
             self._backup(path)
 
-    def _descend(self, root: GraphNode) -> tuple[list[tuple[GraphNode, int]], bool]:
-        """(path of (node, action), ended): ended when the playout stops at a known node (terminal,
-        or one that knows more than the edge it came by); else the last edge is new."""
-        node, path = root, []
+    @staticmethod
+    def _positions(roots: States, open_: list[tuple[int, list]]) -> States:
+        """The positions the open playouts' paths lead to, replayed from their roots."""
+        width = max(len(path) for _, path in open_)
+        paths = np.full((len(open_), width), NO_ACTION, np.int32)
+        for i, (_, path) in enumerate(open_):
+            paths[i, :len(path)] = [a for _, a in path]
+        leaves = roots.take(np.asarray([b for b, _ in open_], np.int64))
+        leaves.apply_paths(paths)
+        return leaves
+
+    def _descend(self, node: GraphNode, path: list) -> tuple[list[tuple[GraphNode, int]], bool]:
+        """Extend `path` from `node` to (path of (node, action), ended): ended when the playout stops
+        at a known node (terminal, or, with the stop rule, one that knows more than the edge it came
+        by); else the last edge is one no playout took before."""
         while True:
             a = self._select(node)
             path.append((node, a))
@@ -183,8 +198,8 @@ class GraphSearch:
             if child.terminal:
                 child.n += 1
                 return path, True
-            if node.edge_n.get(a, 0) < child.n:
-                self.stats["transpositions"] += 1
+            if self.stop_at_transpositions and node.edge_n.get(a, 0) < child.n:
+                self.stats["stopped"] += 1
                 return path, True
             node = child
 
@@ -223,7 +238,7 @@ class GraphSearch:
                          states.terminal().astype(np.int64)], axis=1)
         return [obs[i].tobytes() + legal[i].tobytes() + meta[i].tobytes() for i in range(len(states))]
 
-    def _expand(self, states: States, nodes: list[GraphNode], tables) -> None:
+    def _expand(self, states: States, nodes: list[GraphNode]) -> None:
         """Evaluate new positions (terminal ones take their exact outcome) and give them N = 1."""
         legal, terminal, to_play = states.legal_mask(), states.terminal(), states.to_play()
         values = value_for_player_to_move(states.outcome(), to_play)

@@ -42,7 +42,7 @@ OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 _SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
                    "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q",
                    "score_utility", "score_scale", "solver", "symmetry", "policy_temperature",
-                   "final_q_share", "graph")
+                   "final_q_share", "graph", "graph_stop")
 
 
 def _spec_error(text: str, problem: str) -> ValueError:

@@ -53,15 +53,21 @@ def walk(root: GraphNode):
     return list(seen.values())
 
 
-def test_transpositions_share_nodes_and_the_statistics_add_up(connect4):
+@pytest.mark.parametrize("stop", [False, True])
+def test_transpositions_share_nodes_and_the_statistics_add_up(connect4, stop):
     roots = random_roots(connect4, 4, seed=3, max_plies=6)
     ev = FakeEvaluator(connect4.spec.obs_shape, connect4.spec.num_actions, seed=1)
-    search = GraphSearch(connect4.spec, ev, SearchConfig(simulations=300, graph=True), batch_size=4)
+    search = GraphSearch(connect4.spec, ev, SearchConfig(simulations=300, graph=True, graph_stop=stop), batch_size=4)
     result = search.run(roots)
     assert (result.visits.sum(axis=1) == 300).all() and (result.simulations == 300).all()
     assert search.stats["transpositions"] > 0
-    # A playout answered by a transposition calls no network: fewer rows than playouts (+ the roots).
-    assert search.stats["evaluated"] + search.stats["transpositions"] <= 4 * 301
+    assert search.stats["leaves"] == sum(len(walk(root)) for root in search.roots)
+    if stop:
+        # A playout the stop rule ends calls no network: fewer rows than playouts (+ the roots).
+        assert search.stats["stopped"] > 0
+        assert search.stats["evaluated"] + search.stats["stopped"] <= 4 * 301
+    else:
+        assert search.stats["stopped"] == 0
     for root in search.roots:
         nodes = walk(root)
         parents = {}
@@ -116,9 +122,9 @@ def test_terminal_and_inactive_roots_are_skipped(tictactoe):
 
 
 def test_players_search_a_graph_when_the_spec_says_so(connect4):
-    spec = parse_player_spec("mcts:none@50:graph=true")
+    spec = parse_player_spec("mcts:none@50:graph=true:graph_stop=true")
     config = spec.search_config()
-    assert config.graph and config.dirichlet_weight == 0.0
+    assert config.graph and config.graph_stop and config.dirichlet_weight == 0.0
     assert isinstance(make_search(connect4.spec, UniformEvaluator(), config, batch_size=2), GraphSearch)
     assert isinstance(make_search(connect4.spec, UniformEvaluator(), SearchConfig(), batch_size=2), MCTS)
     with pytest.raises(ValueError, match="graph=maybe"):
@@ -130,6 +136,11 @@ def test_players_search_a_graph_when_the_spec_says_so(connect4):
 def test_unsupported_combinations_are_named(fields):
     with pytest.raises(ValueError, match="graph=True needs"):
         SearchConfig(graph=True, **fields)
+
+
+def test_the_stop_rule_without_a_graph_is_named():
+    with pytest.raises(ValueError, match="graph_stop=True needs graph=True"):
+        SearchConfig(graph_stop=True)
 
 
 def test_the_tree_search_refuses_the_flag_instead_of_ignoring_it(connect4):
