@@ -99,7 +99,7 @@ class SearchConfig:
     graph: bool = False
     """PUCT over a graph instead of a tree (Monte-Carlo graph search, search/graph.py): a position
     reached by two move orders is one node, its value shared by every path to it. For play and
-    evaluation (players, through make_search): one playout per game per network call, no tree
+    evaluation (players, through make_search): one playout per game per batch step, no tree
     reuse, solver, Gumbel root or score utility. Off: AlphaZero's tree."""
     graph_stop: bool = False
     """With graph=True: a playout that reaches a known position with more visits than the edge it

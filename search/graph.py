@@ -25,7 +25,7 @@ search reads from them is equal; the move number makes every path strictly incre
 graph has no cycles. For games whose observation holds recent history (Go) transpositions are
 then rare, and a superko that reaches past that history is not in the key.
 
-One playout per game and network call (leaves_per_game = 1, no virtual loss); no tree reuse,
+One playout per game per batch step (leaves_per_game = 1, no virtual loss); no tree reuse,
 solver, Gumbel root or score utility (SearchConfig.validate and the constructor say so). Pure
 Python over the shared evaluator and game API: the network's forward pass, not this bookkeeping,
 is the cost at the budgets it is for (evaluation and play). make_search picks it from
