@@ -27,8 +27,8 @@ then rare, and a superko that reaches past that history is not in the key.
 
 One playout per game per batch step (leaves_per_game = 1, no virtual loss); no tree reuse,
 solver, Gumbel root or score utility (SearchConfig.validate and the constructor say so). Pure
-Python over the shared evaluator and game API: the network's forward pass, not this bookkeeping,
-is the cost at the budgets it is for (evaluation and play). make_search picks it from
+Python over the shared evaluator and game API: the network's forward pass is still most of the
+cost at the budgets it is for (evaluation and play), not this bookkeeping. make_search picks it from
 SearchConfig.graph; the Cython MCTS refuses that flag so no caller ignores it silently.
 """
 
