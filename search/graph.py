@@ -86,7 +86,6 @@ class GraphSearch:
             evaluator = SymmetricEvaluator(evaluator, spec, config.symmetry, seed=config.seed)
         self.spec, self.evaluator, self.config, self.batch_size = spec, evaluator, config, batch_size
         self._needs_states = bool(getattr(evaluator, "needs_states", False))
-        self.stop_at_transpositions = config.graph_stop
         self._rng = np.random.default_rng(config.seed)
         self.roots: list[GraphNode] = []
         self.stats = {"steps": 0, "leaves": 0, "evaluated": 0, "transpositions": 0, "stopped": 0}
@@ -162,7 +161,7 @@ class GraphSearch:
                 if child.terminal:
                     child.n += 1
                     finished.append(path)
-                elif self.stop_at_transpositions:
+                elif self.config.graph_stop:
                     self.stats["stopped"] += 1
                     finished.append(path)
                 else:
@@ -198,7 +197,7 @@ class GraphSearch:
             if child.terminal:
                 child.n += 1
                 return path, True
-            if self.stop_at_transpositions and node.edge_n.get(a, 0) < child.n:
+            if self.config.graph_stop and node.edge_n.get(a, 0) < child.n:
                 self.stats["stopped"] += 1
                 return path, True
             node = child
