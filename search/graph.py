@@ -134,27 +134,35 @@ class GraphSearch:
     # ------------------------------------------------------------------ one playout per game
     def _step(self, roots: States, games: np.ndarray, tables: list[dict]) -> None:
         """One playout in each game of `games`. A descent that takes an edge no playout took before
-        waits for the batch to say which position it leads to: a new one is evaluated (one network
-        call for all of them), a known one is linked; then the playout stops, or, where it may go
-        on (the stop rule is off), descends from there in another round."""
+        waits for the batch to say which position it leads to: a known one is linked and, where the
+        playout may go on (the stop rule is off), descends from there in another round; a new one
+        ends the playout. The new positions of every round are evaluated together at the end, one
+        network call a step: a game plays one playout a step, so no later round of the step can
+        reach a node created in it before it is evaluated."""
         finished: list[list[tuple[GraphNode, int]]] = []
         open_: list[tuple[int, list]] = []
         for b in games:
             path, ended = self._descend(self.roots[b], [])
             (finished if ended else open_).append(path if ended else (b, path))
+        fresh_open: list[tuple[int, list]] = []
+        fresh_nodes: list[GraphNode] = []
+        first_leaves, first_rows = None, []
         while open_:
             leaves = self._positions(roots, open_)
             keys = self._keys(leaves)
-            fresh_rows, fresh_nodes, again = [], [], []
+            again = []
             for i, (b, path) in enumerate(open_):
                 parent, a = path[-1]
                 child = tables[b].get(keys[i])
                 if child is None:
                     child = tables[b][keys[i]] = GraphNode()
-                    fresh_rows.append(i)
+                    parent.children[a] = child
+                    if first_leaves is None or leaves is first_leaves:
+                        first_leaves = leaves
+                        first_rows.append(i)
+                    fresh_open.append((b, path))
                     fresh_nodes.append(child)
                     finished.append(path)
-                    parent.children[a] = child
                     continue
                 parent.children[a] = child  # a transposition: the edge now leads to the known node
                 self.stats["transpositions"] += 1
@@ -167,9 +175,15 @@ class GraphSearch:
                 else:
                     path, ended = self._descend(child, path)
                     (finished if ended else again).append(path if ended else (b, path))
-            if fresh_rows:
-                self._expand(leaves.take(np.asarray(fresh_rows, np.int64)), fresh_nodes)
             open_ = again
+        if fresh_nodes:
+            # Most steps find every new position in their first round: take those rows as they are;
+            # else replay all the new positions' paths into one batch.
+            if len(first_rows) == len(fresh_nodes):
+                new = first_leaves.take(np.asarray(first_rows, np.int64))
+            else:
+                new = self._positions(roots, fresh_open)
+            self._expand(new, fresh_nodes)
         for path in finished:
             self._backup(path)
 

@@ -62,6 +62,9 @@ def test_transpositions_share_nodes_and_the_statistics_add_up(connect4, stop):
     assert (result.visits.sum(axis=1) == 300).all() and (result.simulations == 300).all()
     assert search.stats["transpositions"] > 0
     assert search.stats["leaves"] == sum(len(walk(root)) for root in search.roots)
+    # One network call for the roots, then at most one a step: the new positions of a step's rounds
+    # are evaluated together.
+    assert search.stats["steps"] <= 1 + 300
     if stop:
         # A playout the stop rule ends calls no network: fewer rows than playouts (+ the roots).
         assert search.stats["stopped"] > 0
