@@ -140,7 +140,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from azero.play import run_play
 
     return run_play(game=args.game, checkpoint=args.checkpoint, simulations=args.sims, color=args.color,
-                    algorithm=args.algorithm, seed=args.seed, device=args.device, precision=args.precision,
+                    algorithm=args.algorithm, search=args.search, seed=args.seed, device=args.device, precision=args.precision,
                     backend=args.backend)
 
 
@@ -218,6 +218,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
         if args.format != "json":
             raise ValueError("Go analysis speaks KataGo's JSON protocol only: drop --format")
+        if args.algorithm != "puct" or args.search:
+            # Its batched engine searches with PUCT and takes its settings from each query.
+            raise ValueError("Go analysis searches with PUCT and the queries' own settings: drop --algorithm "
+                             "and --search")
         return run(checkpoint=args.checkpoint, game_name=args.game, visits=args.sims or 500,
                    max_visits=args.max_visits or 5000, rows=args.rows or 64,
                    workers=args.workers or default_workers(), report_as=args.report_as or "BLACK",
@@ -229,7 +233,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from azero.eval.analyze import run_analyze
 
     return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims or 200,
-                       algorithm=args.algorithm, fmt=args.format, seed=args.seed, device=args.device,
+                       algorithm=args.algorithm, search=args.search, fmt=args.format, seed=args.seed, device=args.device,
                        threads=args.threads, precision=args.precision, backend=args.backend)
 
 
@@ -340,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", default="go9x9", choices=["go9x9", "connect4", "tictactoe"])
     p.add_argument("--color", default="black", choices=["black", "white", "first", "second"],
                    help="your side: black/first moves first (default black)")
-    add_player_options(p, threads=False)
+    add_player_options(p, search=True, threads=False)
     p.set_defaults(func=cmd_play)
 
     bench = sub.add_parser("bench", help="benchmarks that run azero and a peer side by side")
@@ -498,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "in one batch. See azero/analysis/katago.py for the fields.")
     p.add_argument("--game", default="connect4", help="game (default connect4)")
     p.add_argument("--format", choices=["json", "text"], default="json", help="output lines (default json)")
-    add_player_options(p, sims=False)
+    add_player_options(p, sims=False, search=True)
     add_sims(p, default=None, help="simulations per position (default 200; Go: the default maxVisits, 500)")
     p.add_argument("--max-visits", type=int, default=None,
                    help="Go: the most visits per position a query may ask for (default 5000; more is cut to it "

@@ -4,6 +4,7 @@
                    (agents/checkpoints.py has the whole convention)
     --sims         simulations per move or position (default 200)
     --algorithm    puct or gumbel (Gumbel with its deterministic root)
+    --search       KEY=VALUE search settings, as in an mcts: player spec (graph=true, c_init=1.5, ...)
     --seed         0
     --device       auto: CUDA where there is one, else the CPU
     --threads      torch CPU threads, 1 (searches evaluate small batches; the LLM commands leave
@@ -37,6 +38,14 @@ def add_algorithm(p) -> None:
     p.add_argument("--algorithm", choices=["puct", "gumbel"], default="puct", help=ALGORITHM_HELP)
 
 
+SEARCH_HELP = ("a search setting KEY=VALUE, repeatable: the KEY=VALUE options of an mcts: player spec, e.g. "
+               "--search graph=true --search final_q_share=0.5 (azero/agents/spec.py lists them)")
+
+
+def add_search(p) -> None:
+    p.add_argument("--search", action="append", default=[], metavar="KEY=VALUE", help=SEARCH_HELP)
+
+
 def add_seed(p, *, default: int | None = 0, help: str = "seed of every random choice (default 0)") -> None:
     p.add_argument("--seed", type=int, default=default, help=help)
 
@@ -53,7 +62,8 @@ def add_threads(p, *, default: int = 1, help: str = "torch CPU threads (default 
 
 
 def add_player_options(p: argparse.ArgumentParser, *, checkpoint: bool = True, sims: bool = True,
-                       algorithm: bool = True, seed: bool = True, threads: bool = True) -> None:
+                       algorithm: bool = True, search: bool = False, seed: bool = True,
+                       threads: bool = True) -> None:
     """The shared options of a command that searches with a network (module docstring)."""
     if checkpoint:
         add_checkpoint(p)
@@ -61,6 +71,8 @@ def add_player_options(p: argparse.ArgumentParser, *, checkpoint: bool = True, s
         add_sims(p)
     if algorithm:
         add_algorithm(p)
+    if search:
+        add_search(p)
     if seed:
         add_seed(p)
     add_device(p)

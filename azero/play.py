@@ -9,13 +9,14 @@ notation, or undo / resign / quit / help.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Sequence, TextIO
 
 import numpy as np
 
 from azero.agents.checkpoints import game_for, load_evaluator, resolve_checkpoint
 from azero.agents.human import COLOURS, _Command, move_help, read_move
 from azero.agents.mcts import MctsPlayer
+from azero.agents.spec import search_overrides
 from azero.games.go_notation import score_string
 from azero.search.config import play_config
 
@@ -116,21 +117,23 @@ class HumanGame:
 
 
 def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulations: int = 200,
-             color: str = "first", algorithm: str = "puct", seed: int = 0, device: str = "auto",
-             precision: str = "auto", backend: str = "auto",
+             color: str = "first", algorithm: str = "puct", search: Sequence[str] = (), seed: int = 0,
+             device: str = "auto", precision: str = "auto", backend: str = "auto",
              inp: TextIO | None = None, out: TextIO | None = None) -> int:
-    """`azero play`: set up the opponent and play one game on the terminal (or the streams given)."""
+    """`azero play`: set up the opponent and play one game on the terminal (or the streams given).
+    `search`: --search KEY=VALUE settings (agents/spec.search_overrides)."""
     if color not in COLOURS:
         raise ValueError(f"--color must be one of {', '.join(COLOURS)}, got {color!r}")
     if simulations < 1:
         raise ValueError(f"--sims must be >= 1, got {simulations}")
+    overrides = search_overrides(search, simulations=simulations, algorithm=algorithm)
     path = resolve_checkpoint(checkpoint, game)
     loaded = load_evaluator(path, device=device, seed=seed, precision=precision, backend=backend)
     g = game_for(game, [] if loaded.obs_shape is None else [loaded.obs_shape[0]])  # Go: the net's feature set
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")
-    agent = MctsPlayer(g.spec, loaded.evaluator, play_config(simulations, algorithm=algorithm, seed=seed))
+    agent = MctsPlayer(g.spec, loaded.evaluator, play_config(simulations, algorithm=algorithm, seed=seed, **overrides))
     session = HumanGame(g, agent, human=COLOURS[color], simulations=simulations,
                         inp=inp if inp is not None else sys.stdin, out=out if out is not None else sys.stdout)
     return session.run()

@@ -78,9 +78,7 @@ class GraphSearch:
         config.validate()
         if not config.graph:
             raise ValueError("GraphSearch: config.graph is False (use MCTS, or make_search)")
-        if config.score_utility > 0 and getattr(evaluator, "has_score", False):
-            raise ValueError("SearchConfig: graph=True backs up the win/loss value only; set score_utility=0 "
-                             "for a network with a score head")
+        check_graph_evaluator(config, evaluator)
         if (config.symmetry != "none" and getattr(evaluator, "needs_observations", True)
                 and not getattr(evaluator, "needs_states", False)):
             evaluator = SymmetricEvaluator(evaluator, spec, config.symmetry, seed=config.seed)
@@ -324,6 +322,14 @@ class GraphSearch:
         action = final_choice(visits, q, self.config.final_q_share)
         return SearchResult(visits=visits, policy=visit_policy(visits), q=q, prior=prior, value=value,
                             action=action, simulations=done.astype(np.int32), action_weights=visits)
+
+
+def check_graph_evaluator(config: SearchConfig, evaluator) -> None:
+    """ValueError if a graph search `config` cannot use `evaluator` (a player checks this when it is
+    built, before its first search)."""
+    if config.graph and config.score_utility > 0 and getattr(evaluator, "has_score", False):
+        raise ValueError("SearchConfig: graph=True backs up the win/loss value only; set score_utility=0 "
+                         "for a network with a score head")
 
 
 def make_search(spec: GameSpec, evaluator, config: SearchConfig, *, batch_size: int):

@@ -28,7 +28,7 @@ from azero.agents.passing import pass_wins
 from azero.agents.player import Player
 from azero.games.base import NO_ACTION, GameSpec, States
 from azero.search.config import SearchConfig
-from azero.search.graph import make_search
+from azero.search.graph import check_graph_evaluator, make_search
 from azero.search.mcts import SearchResult
 
 
@@ -46,6 +46,7 @@ class MctsPlayer(Player):
         self.spec = spec
         self.evaluator = evaluator
         self.config = dataclasses.replace(search, dirichlet_weight=0.0, tree_reuse=False)
+        check_graph_evaluator(self.config, evaluator)
         self.name = name
         self._searches: collections.OrderedDict = collections.OrderedDict()
         self.last_result: SearchResult | None = None

@@ -39,7 +39,7 @@ OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 # SearchConfig fields a spec may set. Excluded: simulations and algorithm have their own syntax; the
 # seed comes from the match; root noise, move temperature and tree reuse are off for evaluation play
 # (MctsPlayer forces that).
-_SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
+SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
                    "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q",
                    "score_utility", "score_scale", "solver", "symmetry", "policy_temperature",
                    "final_q_share", "graph", "graph_stop")
@@ -86,7 +86,11 @@ class PlayerSpec:
         return play_config(self.simulations, seed=seed, **dict(self.search))
 
 
-def _convert(text: str, key: str, value: str) -> Any:
+def search_option(key: str, value: str) -> Any:
+    """The value of SearchConfig field `key` written as `value` (ValueError naming either if bad).
+    The fields a player may set are SEARCH_OPTIONS; the rest belong to the match or to self-play."""
+    if key not in SEARCH_OPTIONS:
+        raise ValueError(f"unknown search option {key!r} (settable: {', '.join(SEARCH_OPTIONS)})")
     default = getattr(SearchConfig(), key)
     kind = {"max_nodes": int}.get(key, type(default))
     try:
@@ -96,7 +100,26 @@ def _convert(text: str, key: str, value: str) -> Any:
             return value.lower() in ("true", "1")
         return kind(value)
     except ValueError:
-        raise _spec_error(text, f"option {key}={value!r} is not a valid {kind.__name__}") from None
+        raise ValueError(f"option {key}={value!r} is not a valid {kind.__name__}") from None
+
+
+def search_overrides(pairs, *, simulations: int = 1, algorithm: str = "puct") -> dict[str, Any]:
+    """--search KEY=VALUE options as SearchConfig overrides, checked one by one and then together (a
+    combination SearchConfig refuses is named here, before any network is loaded)."""
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, eq, value = pair.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--search {pair!r}: expected KEY=VALUE, e.g. graph=true")
+        try:
+            out[key] = search_option(key, value)
+        except ValueError as e:
+            raise ValueError(f"--search {pair!r}: {e}") from None
+    try:
+        play_config(simulations, algorithm=algorithm, **out)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"{' '.join('--search ' + p for p in pairs)}: {e}") from None
+    return out
 
 
 def _parse_sims(text: str, sims_text: str, hint: str = "") -> int:
@@ -124,9 +147,10 @@ def _parse_mcts(text: str, body: str) -> PlayerSpec:
         key, eq, value = opt.partition("=")
         if not eq:
             raise _spec_error(text, f"unknown option {opt!r} (algorithms: {', '.join(ALGORITHMS)})")
-        if key not in _SEARCH_OPTIONS:
-            raise _spec_error(text, f"unknown search option {key!r} (settable: {', '.join(_SEARCH_OPTIONS)})")
-        search[key] = _convert(text, key, value)
+        try:
+            search[key] = search_option(key, value)
+        except ValueError as e:
+            raise _spec_error(text, str(e)) from None
     spec = PlayerSpec(text, "mcts", checkpoint=ckpt, simulations=sims, search=tuple(sorted(search.items())))
     try:
         spec.search_config()  # SearchConfig validates ranges and combinations

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, Iterable
+from typing import IO, Iterable, Sequence
 
 import numpy as np
 
+from azero.agents.spec import search_overrides
 from azero.games.base import IllegalActionError
 from azero.search.config import play_config
 
@@ -80,15 +81,17 @@ def parse_position(game, line: str, *, single_char: bool | None = None):
 class Analyzer:
     """MCTS over one position at a time with a fixed evaluator and budget."""
 
-    def __init__(self, game, evaluator, *, simulations: int, algorithm: str = "puct", seed: int = 0):
-        from azero.search.mcts import MCTS
+    def __init__(self, game, evaluator, *, simulations: int, algorithm: str = "puct", seed: int = 0,
+                 search: dict | None = None):
+        """`search`: SearchConfig overrides (--search KEY=VALUE, agents/spec.search_overrides)."""
+        from azero.search.graph import make_search
 
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.game = game
         self.simulations = simulations
-        cfg = play_config(simulations, algorithm=algorithm, seed=seed)
-        self.search = MCTS(game.spec, evaluator, cfg, batch_size=1)
+        cfg = play_config(simulations, algorithm=algorithm, seed=seed, **(search or {}))
+        self.search = make_search(game.spec, evaluator, cfg, batch_size=1)
         self.single_char = _single_char_moves(game)
 
     def analyze(self, line: str) -> dict:
@@ -124,7 +127,7 @@ def analyze_stream(analyzer: Analyzer, lines: Iterable[str], out: IO[str], *, fm
 
 
 def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, algorithm: str = "puct",
-                fmt: str = "json", seed: int = 0, device: str = "auto", threads: int | None = 1,
+                search: Sequence[str] = (), fmt: str = "json", seed: int = 0, device: str = "auto", threads: int | None = 1,
                 precision: str = "auto", backend: str = "auto",
                 stdin: IO[str] | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     from azero.agents.checkpoints import checkpoint_planes, game_for, load_evaluator, resolve_checkpoint
@@ -134,6 +137,7 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     stderr = stderr or sys.stderr
     if fmt not in ("json", "text"):
         raise ValueError(f"format must be 'json' or 'text', got {fmt!r}")
+    overrides = search_overrides(search, simulations=simulations, algorithm=algorithm)
     path = resolve_checkpoint(checkpoint, game_name)
     if checkpoint is None and path is not None:
         print(f"azero analyze: no --checkpoint given; using the shipped network {path}", file=stderr, flush=True)
@@ -144,6 +148,6 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     game = game_for(game_name, [] if path is None else [checkpoint_planes(path)])
     evaluator = load_evaluator(path, game=game, device=device, threads=threads, precision=precision,
                                backend=backend, no_network="uniform").evaluator
-    analyzer = Analyzer(game, evaluator, simulations=simulations, algorithm=algorithm, seed=seed)
+    analyzer = Analyzer(game, evaluator, simulations=simulations, algorithm=algorithm, seed=seed, search=overrides)
     analyze_stream(analyzer, stdin, stdout, fmt=fmt)
     return 0

@@ -77,6 +77,26 @@ def test_run_play_refuses_a_network_for_another_game(tiny_checkpoint):
     assert out.getvalue().count("azero plays") == 1
 
 
+def test_search_settings_reach_the_player_and_bad_ones_are_named(monkeypatch):
+    import azero.play
+
+    configs = []
+
+    class Recording(MctsPlayer):
+        def __init__(self, spec, evaluator, config, **kw):
+            configs.append(config)
+            super().__init__(spec, evaluator, config, **kw)
+
+    monkeypatch.setattr(azero.play, "MctsPlayer", Recording)
+    out = io.StringIO()
+    assert run_play(game="connect4", checkpoint="none", simulations=8, search=["graph=true", "c_init=2.0"],
+                    inp=io.StringIO("4\nquit\n"), out=out) == 0
+    assert configs[0].graph and configs[0].c_init == 2.0 and out.getvalue().count("azero plays") == 1
+    with pytest.raises(ValueError, match="graph_stop=True needs graph=True"):
+        run_play(game="connect4", checkpoint="none", search=["graph_stop=true"], inp=io.StringIO(""),
+                 out=io.StringIO())
+
+
 def test_human_player_in_a_match():
     from azero.agents.human import HumanPlayer, HumanQuit
     from matches import play_match

@@ -89,3 +89,27 @@ def test_default_is_the_shipped_network_when_there_is_one():
     out, err = run_lines(["4453"], checkpoint=None, simulations=50)
     assert f"shipped network {shipped}" in err and len(out) == 1
     assert "error" not in json.loads(out[0])
+
+
+def test_search_settings_reach_the_search_and_bad_ones_are_named_before_any_output():
+    from azero.search.graph import GraphSearch
+
+    out, _ = run_lines(LINES[:2], search=["graph=true", "final_q_share=0.5"])
+    win, block = (json.loads(line) for line in out)
+    assert win["move"] == 1 and block["move"] == 1 and sum(win["visits"]) == 300
+    ttt = make_game("tictactoe")
+    assert isinstance(Analyzer(ttt, UniformEvaluator(), simulations=8, search={"graph": True}).search, GraphSearch)
+    for bad, named in ((["graph"], "expected KEY=VALUE"), (["graph=maybe"], "not a valid bool"),
+                       (["dirichlet_weight=0.3"], "unknown search option 'dirichlet_weight'"),
+                       (["graph=true", "solver=true"], "graph=True needs")):
+        out, err = io.StringIO(), io.StringIO()
+        with pytest.raises(ValueError, match=named):
+            run_analyze("connect4", checkpoint="none", simulations=10, search=bad, stdin=io.StringIO("4\n"),
+                        stdout=out, stderr=err)
+        assert out.getvalue() == ""
+
+
+def test_go_analysis_refuses_settings_it_would_ignore():
+    r = subprocess.run([sys.executable, "-m", "azero.cli", "analyze", "--game", "go9x9", "--search", "graph=true"],
+                       input="", capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "drop --algorithm and --search" in r.stderr

@@ -9,6 +9,7 @@ import pytest
 from pygames import NimGame
 from searchutil import assert_same, random_roots
 
+from azero.agents.mcts import MctsPlayer
 from azero.agents.spec import parse_player_spec
 from azero.games import make_game
 from azero.search.config import SearchConfig
@@ -157,6 +158,9 @@ def test_score_heads_and_bad_evaluator_output_are_named(connect4):
 
     with pytest.raises(ValueError, match="score_utility=0"):
         GraphSearch(connect4.spec, Scored(), SearchConfig(graph=True), batch_size=1)
+    with pytest.raises(ValueError, match="score_utility=0"):  # a player says so when built, not at its first move
+        MctsPlayer(connect4.spec, Scored(), SearchConfig(graph=True))
+    MctsPlayer(connect4.spec, Scored(), SearchConfig(graph=True, score_utility=0.0))
 
     class Broken:
         def evaluate(self, obs, legal):
