@@ -374,9 +374,11 @@ def format_report(doc: dict) -> str:
     def pct(x: float | None) -> str:
         return "  n/a" if x is None else f"{100 * x:5.1f}%"
 
+    # The agent column fits the longest name (specs such as mcts:shipped@800:graph=true run long).
+    width = max([20] + [len(rec["name"]) for rec in doc["agents"]])
     lines = [f"connect four: moves that keep the solved value (win stays win, draw stays draw); seed {doc['seed']}",
              "test positions: random playouts of each depth where the choice matters; 95% Wilson intervals", "",
-             f"{'depth':>5}  {'positions':>9}  {'agent':<20} {'accuracy':>8}  95% CI"]
+             f"{'depth':>5}  {'positions':>9}  {'agent':<{width}} {'accuracy':>8}  95% CI"]
     keys = [str(d) for d in doc["depths"]] + ["all"]
     for key in keys:
         first = True
@@ -384,7 +386,7 @@ def format_report(doc: dict) -> str:
             t = rec["overall"] if key == "all" else rec["by_depth"][key]
             lo, hi = t["ci95"]
             head = f"{key:>5}  {t['n']:>9}" if first else f"{'':>5}  {'':>9}"
-            lines.append(f"{head}  {rec['name']:<20} {pct(t['accuracy']):>8}  [{pct(lo)}, {pct(hi)}]")
+            lines.append(f"{head}  {rec['name']:<{width}} {pct(t['accuracy']):>8}  [{pct(lo)}, {pct(hi)}]")
             first = False
     exp = doc["random_expected"]
     lines.append("")

@@ -242,3 +242,12 @@ def test_the_shipped_test_sets_are_complete_and_right():
     for moves, value, keeps in zip(ts.moves, ts.value, ts.keeps):
         solved_value, solved_keeps = thread_solver().optimal_moves(moves)
         assert solved_value == value and (solved_keeps == keeps).all()
+
+
+def test_the_table_fits_long_agent_names():
+    tally = {"n": 2, "accuracy": 0.5, "ci95": [0.1, 0.9]}
+    names = ["raw", "mcts:shipped@800:graph=true:final_q_share=0.5"]
+    doc = {"seed": 0, "depths": [8], "random_expected": {"8": 0.4, "all": 0.4},
+           "agents": [{"name": n, "overall": tally, "by_depth": {"8": tally}} for n in names]}
+    rows = [line for line in c4accuracy.format_report(doc).splitlines() if "50.0%" in line]
+    assert len(rows) == 4 and len({line.index("50.0%") for line in rows}) == 1
