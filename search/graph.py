@@ -221,10 +221,16 @@ class GraphSearch:
         c_sqrt = c * math.sqrt(node.n)
         fpu = node.q - cfg.fpu_reduction
         best, best_a = -math.inf, NO_ACTION
+        # edge_q inlined (this loop is most of the search's own time)
+        edge_n, children, priors, me = node.edge_n, node.children, node.priors, node.to_play
         for a in node.legal:
-            n = node.edge_n.get(a, 0)
-            q = node.edge_q(a) if n > 0 else fpu
-            score = q + c_sqrt * node.priors[a] / (1 + n)
+            n = edge_n.get(a, 0)
+            if n > 0:
+                child = children[a]
+                q = child.q if child.to_play == me else -child.q
+            else:
+                q = fpu
+            score = q + c_sqrt * priors[a] / (1 + n)
             if score > best:
                 best, best_a = score, a
         return best_a
@@ -233,11 +239,13 @@ class GraphSearch:
     def _backup(path: list[tuple[GraphNode, int]]) -> None:
         """Count the edge visits of the path and recompute each node's N and Q from its children."""
         for node, a in reversed(path):
-            node.edge_n[a] = node.edge_n.get(a, 0) + 1
+            edge_n, children, me = node.edge_n, node.children, node.to_play
+            edge_n[a] = edge_n.get(a, 0) + 1
             n, w = 1, node.u
-            for b, en in node.edge_n.items():
+            for b, en in edge_n.items():
+                child = children[b]
                 n += en
-                w += en * node.edge_q(b)
+                w += en * (child.q if child.to_play == me else -child.q)
             node.n, node.q = n, w / n
 
     # ------------------------------------------------------------------ positions and the network
