@@ -40,9 +40,9 @@ OPENSPIEL_MCTS_OPTIONS = {"rollouts": 1, "uct_c": 2.0}
 # seed comes from the match; root noise, move temperature and tree reuse are off for evaluation play
 # (MctsPlayer forces that).
 SEARCH_OPTIONS = ("c_base", "c_init", "fpu_reduction", "leaves_per_game", "virtual_loss", "max_nodes",
-                   "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q",
-                   "score_utility", "score_scale", "solver", "symmetry", "policy_temperature",
-                   "final_q_share", "graph", "graph_stop")
+                  "gumbel_num_considered", "gumbel_c_visit", "gumbel_c_scale", "gumbel_scale", "gumbel_rescale_q",
+                  "score_utility", "score_scale", "solver", "symmetry", "policy_temperature",
+                  "final_q_share", "graph", "graph_stop")
 
 
 def _spec_error(text: str, problem: str) -> ValueError:
@@ -115,8 +115,10 @@ def search_overrides(pairs, *, simulations: int = 1, algorithm: str = "puct") ->
             out[key] = search_option(key, value)
         except ValueError as e:
             raise ValueError(f"--search {pair!r}: {e}") from None
+    if not out:
+        return out
     try:
-        play_config(simulations, algorithm=algorithm, **out)
+        play_config(max(1, simulations), algorithm=algorithm, **out)  # the budget is the command's to check
     except (ValueError, TypeError) as e:
         raise ValueError(f"{' '.join('--search ' + p for p in pairs)}: {e}") from None
     return out

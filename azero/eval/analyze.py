@@ -137,6 +137,8 @@ def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, alg
     stderr = stderr or sys.stderr
     if fmt not in ("json", "text"):
         raise ValueError(f"format must be 'json' or 'text', got {fmt!r}")
+    if simulations < 1:
+        raise ValueError(f"--sims must be >= 1, got {simulations}")
     overrides = search_overrides(search, simulations=simulations, algorithm=algorithm)
     path = resolve_checkpoint(checkpoint, game_name)
     if checkpoint is None and path is not None:
