@@ -124,10 +124,11 @@ class Ponder:
     """The engine's analysis tree: one growing search of the position last analysed, kept for the
     next update, the next analysis of the same position and the genmove that follows."""
 
-    def __init__(self, evaluator, max_visits: int, seed: int = 0):
+    def __init__(self, evaluator, max_visits: int, seed: int = 0, search: dict | None = None):
         self.evaluator = evaluator
         self.max_visits = max_visits
         self.seed = seed
+        self.search_fields = dict(search or {})  # SearchConfig overrides (--search)
         self.search = None
         self.key = None
 
@@ -136,7 +137,8 @@ class Ponder:
         from azero.analysis.growing import GrowingSearch
 
         if self.search is None or self.search.game is not game:
-            self.search = GrowingSearch(game, self.evaluator, rows=1, max_visits=self.max_visits, seed=self.seed)
+            self.search = GrowingSearch(game, self.evaluator, rows=1, max_visits=self.max_visits, seed=self.seed,
+                                        **self.search_fields)
             self.key = None
         if key != self.key:
             self.search.load(0, position, self.max_visits)

@@ -65,6 +65,7 @@ from azero.games.go_notation import MalformedVertex, board_size_of, parse_vertex
 from azero.gtp.analysis import AnalysisStream, AnalyzeSyntaxError, Ponder, parse_analyze_args
 from azero.gtp.board import BLACK, WHITE, GtpBoard
 from azero.gtp.cleanup import cleanup_moves
+from azero.gtp.options import check_gtp_search
 from azero.gtp.protocol import format_response, parse_command
 from azero.gtp.timecontrol import TimeManager
 from azero.search.config import play_config
@@ -110,16 +111,20 @@ class GtpEngine:
 
     def __init__(self, evaluator: LoadedEvaluator, *, board_size: int = 9, komi: float = 7.5,
                  simulations: int | None = None, time_per_move: float | None = None,
-                 algorithm: str = "puct", seed: int = 0, name: str = "azero", now: Callable[[], float] = time.monotonic):
-        """`now`: the clock think times are measured with (tests inject one that does not depend on speed)."""
+                 algorithm: str = "puct", seed: int = 0, search: dict | None = None, name: str = "azero",
+                 now: Callable[[], float] = time.monotonic):
+        """`now`: the clock think times are measured with (tests inject one that does not depend on speed).
+        `search`: SearchConfig overrides (--search KEY=VALUE) for genmove's search and the analysis tree."""
         if simulations is not None and simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
+        search = dict(search or {})
+        check_gtp_search(search)
         self.loaded = evaluator
         self.features = features_for(evaluator.obs_shape) if evaluator.obs_shape is not None else "basic"
         spec = GoGame(board_size, features=self.features).spec
         # the budget is given per move (the clock's): the config's simulations are only the first tree's size
         self.agent = MctsPlayer(spec, evaluator.evaluator, play_config(DEFAULT_SIMULATIONS, algorithm=algorithm,
-                                                                       seed=seed))
+                                                                       seed=seed, **search))
         if not evaluator.fits(spec):
             raise ValueError(f"the network ({evaluator.description}, input {evaluator.obs_shape}) does not play "
                              f"{board_size}x{board_size} Go")
@@ -131,7 +136,7 @@ class GtpEngine:
         self.clock = TimeManager(time_per_move=time_per_move)
         self.now = now
         # the analysis tree (lz-analyze / kata-analyze), kept for pondering (analysis.py)
-        self.ponder = Ponder(evaluator.evaluator, max(MAX_TIMED_SIMULATIONS, simulations), seed=seed)
+        self.ponder = Ponder(evaluator.evaluator, max(MAX_TIMED_SIMULATIONS, simulations), seed=seed, search=search)
         self.name = name
         self.algorithm = algorithm
         self.quit_requested = False
@@ -578,8 +583,9 @@ def protocol_streams():
 
 def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simulations: int | None = None,
         time_per_move: float | None = None, algorithm: str = "puct", seed: int = 0, device: str = "auto",
-        precision: str = "auto", backend: str = "auto", quiet: bool = False) -> int:
-    """`azero gtp`: serve GTP on stdin/stdout until quit or end of input."""
+        precision: str = "auto", backend: str = "auto", search: dict | None = None, quiet: bool = False) -> int:
+    """`azero gtp`: serve GTP on stdin/stdout until quit or end of input. `search`: SearchConfig
+    overrides (agents/spec.search_overrides)."""
     inp, out = protocol_streams()  # first: nothing loaded after this can write to the real stdout
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING if quiet else logging.INFO,
                         format="azero gtp: %(message)s")
@@ -592,7 +598,7 @@ def run(*, checkpoint: str | None, game: str = "go9x9", komi: float = 7.5, simul
     if loaded.obs_shape is not None and game == "go":
         board_size = loaded.obs_shape[-1]  # plain 'go': the size the network was trained for
     engine = GtpEngine(loaded, board_size=board_size, komi=komi, simulations=simulations,
-                       time_per_move=time_per_move, algorithm=algorithm, seed=seed)
+                       time_per_move=time_per_move, algorithm=algorithm, seed=seed, search=search)
     log.info("ready: %dx%d, komi %g, %s, %s, %s", board_size, board_size, komi, loaded.description, algorithm,
              f"{time_per_move:g}s per move" if time_per_move else f"{engine.simulations} simulations per move")
     try:

@@ -192,6 +192,18 @@ def test_genmove_plays_a_legal_move_for_the_colour_asked(make_engine, ask):
     assert ok and board_of(e, ask) == before and e.board.history == history
 
 
+def test_search_settings_reach_genmove_and_the_analysis_tree(make_engine, ask):
+    e = make_engine(simulations=8, search={"c_init": 2.0, "final_q_share": 0.5})
+    assert e.agent.config.c_init == 2.0 and e.agent.config.final_q_share == 0.5
+    ok, _, v = ask(e, "genmove b")
+    assert ok and v != "resign"
+    tree = e.ponder_search(1)
+    assert tree.mcts.config.c_init == 2.0 and tree.mcts.config.final_q_share == 0.5
+    for refused in ({"graph": True}, {"max_nodes": 100}):
+        with pytest.raises(ValueError, match=f"--search {next(iter(refused))}: not for the GTP engine"):
+            make_engine(search=refused)
+
+
 def test_showboard_content(make_engine, ask):
     e = make_engine()
     play_all(e, ask, "C3 G7")

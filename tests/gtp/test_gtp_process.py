@@ -60,6 +60,14 @@ def test_cli_gtp_refuses_a_bad_checkpoint_on_stderr(tmp_path):
     assert r.returncode == 2 and r.stdout == "" and "checkpoint" in r.stderr
 
 
+def test_gtp_refuses_search_settings_before_loading_anything(tmp_path):
+    missing = tmp_path / "missing.safetensors"  # never read: the settings are checked first
+    for setting, named in (("graph=true", "not for the GTP engine"), ("c_init=x", "not a valid float")):
+        r = subprocess.run(FAST_ENGINE + ["--checkpoint", str(missing), "--search", setting], input="name\n",
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and named in r.stderr and r.stdout == ""
+
+
 def test_gtp_process_talks_to_azero_line_by_line():
     with GtpProcess(FAST_ENGINE + ["--sims", "4", "--game", "go5x5"], timeout=60) as p:
         assert p.send("name") == "azero"
