@@ -140,8 +140,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     from azero.play import run_play
 
     return run_play(game=args.game, checkpoint=args.checkpoint, simulations=args.sims, color=args.color,
-                    algorithm=args.algorithm, search=args.search, seed=args.seed, device=args.device, precision=args.precision,
-                    backend=args.backend)
+                    algorithm=args.algorithm, search=args.search, seed=args.seed, device=args.device,
+                    precision=args.precision, backend=args.backend)
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
@@ -233,8 +233,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     from azero.eval.analyze import run_analyze
 
     return run_analyze(args.game, checkpoint=args.checkpoint, simulations=args.sims or 200,
-                       algorithm=args.algorithm, search=args.search, fmt=args.format, seed=args.seed, device=args.device,
-                       threads=args.threads, precision=args.precision, backend=args.backend)
+                       algorithm=args.algorithm, search=args.search, fmt=args.format, seed=args.seed,
+                       device=args.device, threads=args.threads, precision=args.precision, backend=args.backend)
 
 
 def _connect4_factory(args: argparse.Namespace, specs: list[str], checkpoints: tuple = ()):

@@ -127,8 +127,8 @@ def analyze_stream(analyzer: Analyzer, lines: Iterable[str], out: IO[str], *, fm
 
 
 def run_analyze(game_name: str, *, checkpoint: str | None, simulations: int, algorithm: str = "puct",
-                search: Sequence[str] = (), fmt: str = "json", seed: int = 0, device: str = "auto", threads: int | None = 1,
-                precision: str = "auto", backend: str = "auto",
+                search: Sequence[str] = (), fmt: str = "json", seed: int = 0, device: str = "auto",
+                threads: int | None = 1, precision: str = "auto", backend: str = "auto",
                 stdin: IO[str] | None = None, stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> int:
     from azero.agents.checkpoints import checkpoint_planes, game_for, load_evaluator, resolve_checkpoint
 

@@ -34,7 +34,7 @@ GTP_REFUSED_SEARCH = ("graph", "graph_stop", "max_nodes")
 
 def check_gtp_search(search: dict) -> None:
     """ValueError naming any --search setting the GTP engine refuses (GTP_REFUSED_SEARCH)."""
-    refused = [key for key in GTP_REFUSED_SEARCH if key in search]
+    refused = [key for key in GTP_REFUSED_SEARCH if search.get(key) not in (None, False)]
     if refused:
         raise ValueError(f"--search {', '.join(refused)}: not for the GTP engine (its analysis tree grows across "
                          f"commands and it sizes its trees to each move's budget); graph search is for azero play, "
