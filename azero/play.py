@@ -133,7 +133,8 @@ def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulati
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")
-    agent = MctsPlayer(g.spec, loaded.evaluator, play_config(simulations, algorithm=algorithm, seed=seed, **overrides))
+    config = play_config(simulations, algorithm=algorithm, seed=seed, **overrides)
+    agent = MctsPlayer(g.spec, loaded.evaluator, config)
     session = HumanGame(g, agent, human=COLOURS[color], simulations=simulations,
                         inp=inp if inp is not None else sys.stdin, out=out if out is not None else sys.stdout)
     return session.run()

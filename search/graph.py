@@ -144,20 +144,18 @@ class GraphSearch:
             (finished if ended else open_).append(path if ended else (b, path))
         fresh_open: list[tuple[int, list]] = []
         fresh_nodes: list[GraphNode] = []
-        first_leaves, first_rows = None, []
+        fresh_rounds: list[tuple[States, list[int]]] = []  # per round with new positions: its batch, their rows
         while open_:
             leaves = self._positions(roots, open_)
             keys = self._keys(leaves)
-            again = []
+            again, rows = [], []
             for i, (b, path) in enumerate(open_):
                 parent, a = path[-1]
                 child = tables[b].get(keys[i])
                 if child is None:
                     child = tables[b][keys[i]] = GraphNode()
                     parent.children[a] = child
-                    if first_leaves is None or leaves is first_leaves:
-                        first_leaves = leaves
-                        first_rows.append(i)
+                    rows.append(i)
                     fresh_open.append((b, path))
                     fresh_nodes.append(child)
                     finished.append(path)
@@ -173,12 +171,15 @@ class GraphSearch:
                 else:
                     path, ended = self._descend(child, path)
                     (finished if ended else again).append(path if ended else (b, path))
+            if rows:
+                fresh_rounds.append((leaves, rows))
             open_ = again
         if fresh_nodes:
-            # Most steps find every new position in their first round: take those rows as they are;
+            # Most steps find all their new positions in one round: take those rows as they are;
             # else replay all the new positions' paths into one batch.
-            if len(first_rows) == len(fresh_nodes):
-                new = first_leaves.take(np.asarray(first_rows, np.int64))
+            if len(fresh_rounds) == 1:
+                leaves, rows = fresh_rounds[0]
+                new = leaves.take(np.asarray(rows, np.int64))
             else:
                 new = self._positions(roots, fresh_open)
             self._expand(new, fresh_nodes)
