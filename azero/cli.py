@@ -102,7 +102,7 @@ def cmd_bench_accuracy(args: argparse.Namespace) -> int:
 
     run_accuracy_bench(args.checkpoint, args.run_dir, game_name=args.game, positions=args.positions,
                        search_positions=args.search_positions, simulations=args.sims, threads=args.threads,
-                       seed=args.seed)
+                       seed=args.seed, precision=args.precision)
     return 0
 
 
@@ -387,8 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_threads(p)
     add_device(p)
     p.set_defaults(func=cmd_bench_analysis)
-    p = bsub.add_parser("accuracy", help="the default inference (bf16, OpenVINO) vs torch f32 on a run's positions: "
-                                         "policy KL, value gap, search move agreement")
+    p = bsub.add_parser("accuracy", help="the default inference (bf16, OpenVINO) or --precision's vs torch f32 on a "
+                                         "run's positions: policy KL, value gap, search move agreement")
     p.add_argument("run_dir", metavar="RUN_DIR", help="a run with replay/ shards and sgf/ games")
     add_checkpoint(p)
     p.add_argument("--game", default="go9x9", help="game (default go9x9)")
@@ -397,6 +397,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_sims(p, help="simulations per search (default 200)")
     add_threads(p)
     add_seed(p)
+    from azero.train.precision import INFERENCE_PRECISIONS
+
+    p.add_argument("--precision", choices=INFERENCE_PRECISIONS, default="auto",
+                   help="the precision compared with torch f32 (default auto, the default inference's)")
     p.set_defaults(func=cmd_bench_accuracy)
     p = bsub.add_parser("train", help="trainer steps/s with float32 and bf16 autocast")
     p.add_argument("--game", default="go9x9", help="game whose preset network is measured, with a 6x64 one")

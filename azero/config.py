@@ -23,7 +23,7 @@ from azero.games.config import GameConfig
 from azero.search.config import SearchConfig
 from azero.selfplay.config import SelfPlayConfig
 from azero.train.network import NetworkConfig
-from azero.train.precision import BACKENDS, PRECISIONS
+from azero.train.precision import BACKENDS, INFERENCE_PRECISIONS
 from azero.train.replay import ReplayConfig
 from azero.train.trainer import TrainConfig
 
@@ -43,8 +43,9 @@ class RunConfig:
     """Network device for self-play and training: 'auto' (CUDA if present), 'cpu', 'cuda'."""
     precision: str = "auto"
     """Network arithmetic for self-play inference: 'auto' (bf16 where the device has native bf16:
-    CUDA, or a CPU with avx512_bf16 / AMX; f32 elsewhere), 'f32', 'bf16'. Search, targets and
-    checkpoints stay float32 (train.precision sets the trainer's)."""
+    CUDA, or a CPU with avx512_bf16 / AMX; f32 elsewhere), 'f32', 'bf16', 'int8' (OpenVINO on a
+    CPU: a copy quantized by NNCF on the positions just evaluated, about 2x float32 on a CPU
+    without bf16). Search, targets and checkpoints stay float32 (train.precision sets the trainer's)."""
     backend: str = "auto"
     """Inference engine: 'auto' (OpenVINO on a CPU where it is installed, else torch), 'torch',
     'openvino' (CPU only; falls back to torch with a warning if it is missing or fails)."""
@@ -163,7 +164,7 @@ def validate(cfg: DictConfig) -> AzeroConfig:
         raise ConfigError(f"bad configuration: {e}") from e
     if obj.run.runner not in ("local", "ray"):
         raise ConfigError(f"run.runner must be 'local' or 'ray', got {obj.run.runner!r}")
-    for key, value, allowed in (("run.precision", obj.run.precision, PRECISIONS),
+    for key, value, allowed in (("run.precision", obj.run.precision, INFERENCE_PRECISIONS),
                                 ("run.backend", obj.run.backend, BACKENDS)):
         if value not in allowed:
             raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}")

@@ -71,6 +71,9 @@ class NetworkEvaluator:
         self.backend = resolve_backend(backend, self.device.type)
         if backend == "auto" and not hasattr(net, "obs_shape"):
             self.backend = "torch"  # OpenVINO traces a fixed input shape: only nets that declare it
+        if self.precision == "int8" and self.backend != "openvino":
+            raise ValueError(f"precision int8 runs on the OpenVINO backend (a CPU), not on {self.backend} "
+                             f"({self.device.type}): use precision f32 or bf16 there, or backend openvino")
         if self.device.type == "cuda":
             # channels_last + bf16 autocast: the fast path for convolutions on recent GPUs.
             self.net = self.net.to(memory_format=torch.channels_last)
@@ -91,10 +94,13 @@ class NetworkEvaluator:
 
     @property
     def describe(self) -> str:
-        """'openvino bf16', 'torch f32', ...: what actually runs the network."""
+        """'openvino bf16', 'torch f32', 'openvino int8', ...: what runs the network (int8 runs float32
+        until its calibration record is full: OpenVinoNet.quantized)."""
         return f"{'openvino' if self.openvino is not None else 'torch'} {self.precision}"
 
     def _fall_back(self, error: Exception) -> None:
+        if self.precision == "int8":
+            self.precision = "f32"  # torch has no int8 path here: the fallback is float32
         log.warning("OpenVINO backend unavailable, running the network with torch %s instead: %s",
                     self.precision, error)
         self.openvino = None
@@ -111,6 +117,12 @@ class NetworkEvaluator:
         """Until a background reload (OpenVINO) has swapped the newest weights in; no-op for torch."""
         if self.openvino is not None:
             self.openvino.wait_reload()
+
+    def calibrate(self, obs: np.ndarray) -> None:
+        """Precision int8: quantize now on `obs` (positions like those to come) instead of on the first
+        batches evaluated; no-op at other precisions."""
+        if self.openvino is not None:
+            self.openvino.calibrate(obs)
 
     def close(self) -> None:
         """Stop a background reload (OpenVINO) without compiling weights still queued."""

@@ -2,10 +2,12 @@
 
 Settings (config keys `run.precision`, `run.backend`, `train.precision`; CLI `--precision`, `--backend`):
 
-    precision  'auto' | 'f32' | 'bf16'
+    precision  'auto' | 'f32' | 'bf16' | 'int8' (int8: inference only, OpenVINO only)
         auto: bf16 where the device computes it natively (CUDA; a CPU with the avx512_bf16,
         amx_bf16 or aarch64 bf16 instructions), f32 elsewhere. On a CPU without native bf16
         the conversions cost more than the narrower arithmetic saves, so auto never picks it.
+        int8: OpenVINO runs a copy quantized by NNCF, calibrated on the positions the network
+        has just evaluated (azero.train.openvino_backend); never picked by auto.
     backend    'auto' | 'torch' | 'openvino'
         auto: OpenVINO on a CPU when it is installed (`azero bench inference` measures it
         ahead of torch at both precisions on the preset nets), torch elsewhere and on CUDA.
@@ -21,6 +23,9 @@ import functools
 from pathlib import Path
 
 PRECISIONS = ("auto", "f32", "bf16")
+"""What the trainer can compute in (train.precision)."""
+INFERENCE_PRECISIONS = (*PRECISIONS, "int8")
+"""What inference can run at (run.precision, --precision): int8 only on the OpenVINO backend."""
 BACKENDS = ("auto", "torch", "openvino")
 
 # CPU flags (x86 /proc/cpuinfo "flags", aarch64 "Features") that mean bf16 arithmetic in hardware.
@@ -29,8 +34,9 @@ NATIVE_BF16_FLAGS = frozenset({"avx512_bf16", "amx_bf16", "bf16"})
 
 def add_inference_arguments(parser) -> None:
     """--precision and --backend, defined once for every command that runs a network."""
-    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                        help="network arithmetic (default auto: bf16 where the CPU or GPU has it natively)")
+    parser.add_argument("--precision", choices=INFERENCE_PRECISIONS, default="auto",
+                        help="network arithmetic (default auto: bf16 where the CPU or GPU has it natively; "
+                             "int8: OpenVINO, quantized on the positions it evaluates)")
     parser.add_argument("--backend", choices=BACKENDS, default="auto",
                         help="inference engine (default auto: OpenVINO on a CPU where installed, else torch)")
 
@@ -63,8 +69,8 @@ def cpu_has_native_bf16(flags: frozenset[str] | set[str] | None = None) -> bool:
 
 
 def resolve_precision(requested: str, device_type: str, *, cpu_flags_override=None) -> str:
-    """'f32' or 'bf16' for `requested` on a device of type `device_type` ('cpu', 'cuda', ...)."""
-    check_choice("precision", requested, PRECISIONS)
+    """'f32', 'bf16' or 'int8' for `requested` on a device of type `device_type` ('cpu', 'cuda', ...)."""
+    check_choice("precision", requested, INFERENCE_PRECISIONS)
     if requested != "auto":
         return requested
     if device_type == "cuda":
@@ -72,6 +78,18 @@ def resolve_precision(requested: str, device_type: str, *, cpu_flags_override=No
     if device_type == "cpu" and cpu_has_native_bf16(cpu_flags_override):
         return "bf16"
     return "f32"
+
+
+@functools.lru_cache(maxsize=1)
+def nncf_available() -> bool:
+    """Whether NNCF, which quantizes the network for precision int8, imports."""
+    try:
+        from azero.train.openvino_backend import import_nncf
+
+        import_nncf()
+    except Exception:  # ImportError, or a broken install failing while it loads
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=1)

@@ -82,7 +82,7 @@ def search_moves(game, evaluator, states, simulations: int, seed: int, batch: in
 
 def run_accuracy_bench(checkpoint: str, run_dir: str, *, game_name: str = "go9x9", positions: int = 10_000,
                        search_positions: int | None = None, simulations: int = 200, threads: int = 1, seed: int = 0,
-                       log=print) -> dict:
+                       precision: str = "auto", log=print) -> dict:
     from azero.config import load_config, validate
     from azero.agents.checkpoints import resolve_checkpoint
     from azero.games.config import game_from_config
@@ -94,13 +94,17 @@ def run_accuracy_bench(checkpoint: str, run_dir: str, *, game_name: str = "go9x9
     run = Path(run_dir)
     ref = NetworkEvaluator(network_from_checkpoint(path), device="cpu", threads=threads, backend="torch",
                            precision="f32")
-    new = NetworkEvaluator(network_from_checkpoint(path), device="cpu", threads=threads)
+    new = NetworkEvaluator(network_from_checkpoint(path), device="cpu", threads=threads, precision=precision,
+                           async_reload=False)
     log(f"azero bench accuracy: {game.spec.name}, network {path}, positions of {run}; "
-        f"torch f32 eager vs the default ({new.describe})")
+        f"torch f32 eager vs {'the default' if precision == 'auto' else 'precision ' + precision} ({new.describe})")
     obs, legal = replay_positions(run / "replay", positions, seed)
+    if new.precision == "int8":  # quantized on replay positions it is not then measured on
+        calibration, _ = replay_positions(run / "replay", 512, seed + 1)
+        new.calibrate(calibration)
     kl, dv = policy_value_gap(ref, new, obs, legal)
-    log(f"  {len(obs):,} replay positions: mean KL(p_f32 || p_default) {kl:.5f} nats (goal < 0.01), "
-        f"mean |v_f32 - v_default| {dv:.4f} (goal < 0.02)")
+    log(f"  {len(obs):,} replay positions: mean KL(p_f32 || p_{new.precision}) {kl:.5f} nats (goal < 0.01), "
+        f"mean |v_f32 - v_{new.precision}| {dv:.4f} (goal < 0.02)")
     states = sgf_positions(game, run / "sgf", search_positions or positions, seed)
     a = search_moves(game, ref, states, simulations, seed)
     b = search_moves(game, new, states, simulations, seed)

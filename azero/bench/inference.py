@@ -1,8 +1,9 @@
 """`azero bench inference`: the network's raw forward pass per backend and precision.
 
 In one run, for the game's preset network and a 6x64 network, at each batch size: evaluations/s
-of torch float32 eager (the reference), torch bf16 autocast, OpenVINO float32 and OpenVINO bf16
-(where OpenVINO is installed), measured in alternating rounds so that the machine's drift hits
+of torch float32 eager (the reference), torch bf16 autocast, OpenVINO float32, OpenVINO bf16 and
+OpenVINO int8 (quantized by NNCF on other mid-game positions first; where OpenVINO and NNCF are
+installed), measured in alternating rounds so that the machine's drift hits
 every variant alike; each figure is the median over the rounds and is printed with its ratio to
 torch float32 eager. Then what a hot reload costs with OpenVINO (a new trace + compile of new
 weights, which self-play pays once per training round, in a background thread by default).
@@ -21,9 +22,9 @@ from azero.config import load_config, validate
 from azero.games.config import game_from_config
 from azero.selfplay.network_evaluator import NetworkEvaluator
 from azero.train.network import NetworkConfig, PolicyValueNet
-from azero.train.precision import cpu_has_native_bf16, openvino_available
+from azero.train.precision import cpu_has_native_bf16, nncf_available, openvino_available
 
-VARIANTS = (("torch", "f32"), ("torch", "bf16"), ("openvino", "f32"), ("openvino", "bf16"))
+VARIANTS = (("torch", "f32"), ("torch", "bf16"), ("openvino", "f32"), ("openvino", "bf16"), ("openvino", "int8"))
 
 
 def forward_rate(evaluator: NetworkEvaluator, obs, seconds: float) -> float:
@@ -66,7 +67,7 @@ def run_inference_bench(game_name: str = "go9x9", *, batches=(16, 32, 64, 128, 2
         raise ValueError("bench inference: need rounds >= 1, seconds > 0 and batch sizes >= 1")
     torch.set_num_threads(threads)
     game = game_from_config(validate(load_config([f"game={game_name}"])).game)
-    variants = [v for v in VARIANTS if v[0] == "torch" or openvino_available()]
+    variants = [v for v in VARIANTS if v[0] == "torch" or (openvino_available() and (v[1] != "int8" or nncf_available()))]
     log(f"azero bench inference: {game.spec.name}, obs {tuple(game.spec.obs_shape)}, {threads} thread(s), "
         f"native bf16 on this CPU: {'yes' if cpu_has_native_bf16() else 'no'}, "
         f"openvino: {'installed' if openvino_available() else 'not installed'}; "
@@ -78,6 +79,9 @@ def run_inference_bench(game_name: str = "go9x9", *, batches=(16, 32, 64, 128, 2
         net = PolicyValueNet(game.spec, mcfg).eval()
         evaluators = {v: NetworkEvaluator(net, device="cpu", threads=threads, backend=v[0], precision=v[1],
                                           async_reload=False) for v in variants}
+        for e in evaluators.values():  # int8: quantized before timing, on positions like the timed ones
+            if e.precision == "int8":
+                e.calibrate(midgame_observations(game, 512, seed + 1)[0])
         ran = {v: e.describe == f"{v[0]} {v[1]}" for v, e in evaluators.items()}  # False: fell back to torch
         log(f"\n  net {label}, {net.num_parameters():,} parameters")
         log("  " + f"{'batch':>6}" + "".join(f"{b + ' ' + p:>22}" for b, p in variants))

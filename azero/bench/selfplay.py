@@ -66,6 +66,7 @@ def _configuration_rate(game, net, cfg, *, workers: int, games: int, server: boo
     kw = {"device": "cpu", "threads": run.threads, "precision": run.precision, "backend": run.backend}
     sp = dataclasses.replace(cfg.selfplay, games_in_parallel=games)
     evaluator = NetworkEvaluator(net, streams=1 if server else workers, **kw)
+    evaluator.calibrate(midgame_observations(game, 512, cfg.seed + 1)[0])  # int8: quantized before timing
     srv = InferenceServer(evaluator, max_batch=run.server_max_batch, max_wait_ms=run.server_max_wait_ms).start() \
         if server else None
     try:
@@ -96,6 +97,7 @@ def run_selfplay_bench(game_name: str = "go9x9", *, seconds: float = 5.0, rounds
     default = {"backend": cfg.run.backend, "precision": cfg.run.precision}
     evaluators = {"f32 eager": NetworkEvaluator(net, device="cpu", threads=cfg.run.threads, **F32_EAGER),
                   "default": NetworkEvaluator(net, device="cpu", threads=cfg.run.threads, **default)}
+    evaluators["default"].calibrate(midgame_observations(game, 512, cfg.seed + 1)[0])  # int8: quantized before timing
     log(f"azero bench selfplay: {game.spec.name}, net {cfg.model.blocks}x{cfg.model.channels}, B={B} games, "
         f"{cfg.search.simulations} sims (cheap {cfg.selfplay.cheap_simulations}, full p={cfg.selfplay.full_search_prob}), "
         f"threads={cfg.run.threads}; default inference = {evaluators['default'].describe} "

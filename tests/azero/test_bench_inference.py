@@ -25,7 +25,7 @@ def test_bench_inference_prints_each_variant_and_the_best_line():
     r = run(["bench", "inference", "--game", "tictactoe", "--batches", "4,8", "--seconds", "0.05", "--rounds", "1"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "torch f32" in r.stdout and "torch bf16" in r.stdout
-    assert re.search(r"^best speedup over torch f32 eager: \d+\.\d\dx \((torch|openvino) (f32|bf16), batch \d+\)$",
+    assert re.search(r"^best speedup over torch f32 eager: \d+\.\d\dx \((torch|openvino) (f32|bf16|int8), batch \d+\)$",
                      r.stdout, re.M), r.stdout
 
 

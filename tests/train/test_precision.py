@@ -54,7 +54,7 @@ def test_auto_precision_follows_the_cpu_capability():
 
 
 def test_unknown_precision_or_backend_names_the_allowed_values():
-    with pytest.raises(ValueError, match="precision must be one of auto, f32, bf16; got 'fp16'"):
+    with pytest.raises(ValueError, match="precision must be one of auto, f32, bf16, int8; got 'fp16'"):
         prec.resolve_precision("fp16", "cpu")
     with pytest.raises(ValueError, match="backend must be one of auto, torch, openvino; got 'onnx'"):
         prec.resolve_backend("onnx", "cpu")
