@@ -51,6 +51,22 @@ def pick_device(requested: str = "auto") -> torch.device:
     return device
 
 
+def random_play_observations(game, rows: int = 512, seed: int = 0) -> np.ndarray:
+    """Observations [rows, C, H, W] of positions reached by uniformly random legal moves, in eight
+    groups 0, 4, ..., 28 moves deep (ended games stay as they ended): inputs to calibrate int8 on
+    before a network's first real position, with no game knowledge beyond the rules."""
+    rng = np.random.default_rng(seed)
+    groups = []
+    for g, n in enumerate(np.diff(np.linspace(0, rows, 9).astype(int))):
+        states = game.new_states(int(n))
+        for _ in range(4 * g):
+            legal = states.legal_mask()
+            moves = np.where(legal, rng.random(legal.shape), -1).argmax(axis=1).astype(np.int32)
+            states.apply(np.where(states.terminal(), -1, moves).astype(np.int32))
+        groups.append(states.encode())
+    return np.concatenate(groups).astype(np.float32, copy=False)
+
+
 class NetworkEvaluator:
     """Runs a torch policy-value network on batches of observations.
 

@@ -27,9 +27,9 @@ the first batches run the float32 model while they are recorded, and once CALIBR
 are in, the current weights are recompiled quantized (through the same path as a reload, so in
 the background with async_reload). The record keeps refreshing (one batch in CALIBRATION_EVERY
 replaces the oldest), and each reload of new weights is quantized on it: calibration follows
-what self-play plays. No extra positions, no game knowledge, nothing on disk. Measured on a
-2-core AMD EPYC without bf16: about 2x float32 for the connect-four net, 1.5-1.7x for the go9x9
-preset (`azero bench inference`); a quantize takes a few seconds, which is why reloads are spaced.
+what self-play plays. No game knowledge, nothing on disk. Measured on a 2-core AMD EPYC without
+bf16 (`azero bench inference`): 1.6-2.2x OpenVINO float32's evaluations/s on the preset and 6x64
+nets; a quantize takes 2-3 s, which the spaced background reloads absorb.
 
 Threads. One compiled model serves many threads; each thread gets its own infer request (a
 request is not thread-safe). OpenVINO runs one request per stream at a time, so `streams` is the

@@ -186,4 +186,8 @@ def load_evaluator(checkpoint: str | os.PathLike | None, *, game=None, device: s
                              f"{loaded.num_actions} actions; game {spec.name} has {shape} and {spec.num_actions}")
         if prefix:
             loaded.evaluator = FirstPlanes(evaluator, planes)
+        if evaluator.precision == "int8":  # quantized before the first real position, not after 256 rows of them
+            from azero.selfplay.network_evaluator import random_play_observations
+
+            evaluator.calibrate(random_play_observations(game, seed=seed)[:, :planes])
     return loaded

@@ -83,14 +83,13 @@ def search_moves(game, evaluator, states, simulations: int, seed: int, batch: in
 def run_accuracy_bench(checkpoint: str, run_dir: str, *, game_name: str = "go9x9", positions: int = 10_000,
                        search_positions: int | None = None, simulations: int = 200, threads: int = 1, seed: int = 0,
                        precision: str = "auto", log=print) -> dict:
-    from azero.config import load_config, validate
-    from azero.agents.checkpoints import resolve_checkpoint
-    from azero.games.config import game_from_config
+    from azero.agents.checkpoints import checkpoint_planes, game_for, resolve_checkpoint
 
-    game = game_from_config(validate(load_config([f"game={game_name}"])).game)
     path = resolve_checkpoint(checkpoint, game_name)
     if path is None:
         raise ValueError("bench accuracy needs a network: --checkpoint CKPT (or 'shipped')")
+    # the game with the network's feature set (the shipped Go network reads 19 planes, the default 10)
+    game = game_for(game_name, [checkpoint_planes(path)])
     run = Path(run_dir)
     ref = NetworkEvaluator(network_from_checkpoint(path), device="cpu", threads=threads, backend="torch",
                            precision="f32")

@@ -105,6 +105,11 @@ def run_inference_bench(game_name: str = "go9x9", *, batches=(16, 32, 64, 128, 2
             entry["reload_s"] = reload_seconds(ov, net)
             log(f"  OpenVINO hot reload (trace + compile of new weights): {entry['reload_s']:.2f} s median "
                 f"(self-play compiles in a background thread: run.async_reload=true)")
+        q = evaluators.get(("openvino", "int8"))
+        if q is not None and q.openvino is not None and ran[("openvino", "int8")]:
+            entry["reload_int8_s"] = reload_seconds(q, net)
+            log(f"  OpenVINO int8 hot reload (quantize + compile of new weights): {entry['reload_int8_s']:.2f} s "
+                f"median (in the background too, spaced to a quarter of one core: run.async_reload=true)")
         results["nets"][label] = entry
     log(f"\nbest speedup over torch f32 eager: {best[0]:.2f}x ({best[1]} {best[2]}, batch {best[3]})")
     results["best"] = {"speedup": best[0], "backend": best[1], "precision": best[2], "batch": best[3]}

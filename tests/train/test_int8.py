@@ -145,3 +145,21 @@ def test_the_calibration_record_keeps_the_newest_rows_within_its_bound(c4):
     assert record and all(len(b) <= ob.CALIBRATION_BATCH_ROWS for b in record)
     # the all-zero batch recorded first has been replaced by newer rows
     assert min(float(b.max()) for b in net._calibration) > 0
+
+
+@needs_int8
+def test_a_loaded_int8_network_is_quantized_before_its_first_position(c4, tmp_path):
+    """Play, GTP, arenas and c4-accuracy load networks through load_evaluator: with the game known, it
+    calibrates on random-play positions, so even the first evaluation (one big batch) runs int8."""
+    from azero.agents.checkpoints import load_evaluator
+    from evalutil import save_tiny
+
+    path = save_tiny(tmp_path, "connect4", 10, seed=0)
+    loaded = load_evaluator(path, game=c4, device="cpu", precision="int8")
+    assert "openvino int8" in loaded.description and loaded.evaluator.openvino.quantized
+    obs, legal = _batches(c4, 1)[0]
+    p, v = loaded.evaluator.evaluate(obs, legal)
+    p0, v0 = load_evaluator(path, game=c4, device="cpu", precision="f32").evaluator.evaluate(obs, legal)
+    assert not np.array_equal(v, v0) and np.abs(v - v0).mean() < 0.05
+    with pytest.raises(ValueError, match="fewer than the 256 int8 needs"):
+        loaded.evaluator.calibrate(obs[:10])
