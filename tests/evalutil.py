@@ -21,6 +21,18 @@ def save_tiny(directory: Path, game_name: str, step: int, seed: int) -> Path:
                            metadata={"network": network_metadata(net)})
 
 
+def scrambled_tiny_net(spec, seed: int = 0) -> PolicyValueNet:
+    """A tiny network for `spec` with every weight drawn from N(0, 0.3), in eval mode: unlike the
+    initialisation's zero (identity) tower, every layer changes the output, so precision tests see
+    each layer's rounding."""
+    torch.manual_seed(seed)
+    net = PolicyValueNet(spec, NetworkConfig.tiny()).eval()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.normal_(0.0, 0.3)
+    return net
+
+
 def load_experiment(name: str) -> ModuleType:
     """experiments/<name>.py as a module: the lab scripts are not a package, their tests load them by path."""
     path = Path(__file__).resolve().parents[1] / "experiments" / f"{name}.py"

@@ -4,14 +4,13 @@ import logging
 
 import numpy as np
 import pytest
-import torch
 
 from azero.config import ConfigError, load_config
 from azero.games import make_game
 from azero.selfplay.network_evaluator import NetworkEvaluator
 from azero.train import openvino_backend as ob
 from azero.train import precision as prec
-from azero.train.network import NetworkConfig, PolicyValueNet
+from evalutil import save_tiny, scrambled_tiny_net
 
 needs_int8 = pytest.mark.skipif(not (prec.openvino_available() and prec.nncf_available()),
                                 reason="openvino or nncf is not installed")
@@ -23,12 +22,7 @@ def c4():
 
 
 def _net(spec, seed=0):
-    torch.manual_seed(seed)
-    net = PolicyValueNet(spec, NetworkConfig.tiny()).eval()
-    with torch.no_grad():  # leave the zero-initialised identity tower: every layer matters
-        for p in net.parameters():
-            p.normal_(0.0, 0.3)
-    return net
+    return scrambled_tiny_net(spec, seed)
 
 
 def _batches(game, n, batch=64, seed=0):
@@ -152,7 +146,6 @@ def test_a_loaded_int8_network_is_quantized_before_its_first_position(c4, tmp_pa
     """Play, GTP, arenas and c4-accuracy load networks through load_evaluator: with the game known, it
     calibrates on random-play positions, so even the first evaluation (one big batch) runs int8."""
     from azero.agents.checkpoints import load_evaluator
-    from evalutil import save_tiny
 
     path = save_tiny(tmp_path, "connect4", 10, seed=0)
     loaded = load_evaluator(path, game=c4, device="cpu", precision="int8")

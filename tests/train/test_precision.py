@@ -14,8 +14,8 @@ from azero.config import ConfigError, load_config
 from azero.games import make_game
 from azero.selfplay.network_evaluator import NetworkEvaluator
 from azero.train import precision as prec
-from azero.train.network import NetworkConfig, PolicyValueNet
 from azero.train.trainer import TrainConfig, Trainer
+from evalutil import scrambled_tiny_net
 
 needs_openvino = pytest.mark.skipif(not prec.openvino_available(), reason="openvino is not installed")
 
@@ -26,12 +26,7 @@ def go9():
 
 
 def _net(spec, seed=0):
-    torch.manual_seed(seed)
-    net = PolicyValueNet(spec, NetworkConfig.tiny()).eval()
-    with torch.no_grad():  # leave the zero-initialised identity tower: every layer matters
-        for p in net.parameters():
-            p.normal_(0.0, 0.3)
-    return net
+    return scrambled_tiny_net(spec, seed)
 
 
 def _positions(game, batch=24, seed=0):
