@@ -44,8 +44,8 @@ class RunConfig:
     precision: str = "auto"
     """Network arithmetic for self-play inference: 'auto' (bf16 where the device has native bf16:
     CUDA, or a CPU with avx512_bf16 / AMX; f32 elsewhere), 'f32', 'bf16', 'int8' (OpenVINO on a
-    CPU: a copy quantized by NNCF on the positions just evaluated, about 2x float32 on a CPU
-    without bf16). Search, targets and checkpoints stay float32 (train.precision sets the trainer's)."""
+    CPU: a copy quantized by NNCF on the positions just evaluated, 1.6-2.2x OpenVINO float32's
+    evaluations/s on a CPU without bf16). Search, targets and checkpoints stay float32 (train.precision sets the trainer's)."""
     backend: str = "auto"
     """Inference engine: 'auto' (OpenVINO on a CPU where it is installed, else torch), 'torch',
     'openvino' (CPU only; falls back to torch with a warning if it is missing or fails)."""

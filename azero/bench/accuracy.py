@@ -98,7 +98,7 @@ def run_accuracy_bench(checkpoint: str, run_dir: str, *, game_name: str = "go9x9
     log(f"azero bench accuracy: {game.spec.name}, network {path}, positions of {run}; "
         f"torch f32 eager vs {'the default' if precision == 'auto' else 'precision ' + precision} ({new.describe})")
     obs, legal = replay_positions(run / "replay", positions, seed)
-    if new.precision == "int8":  # quantized on replay positions it is not then measured on
+    if new.precision == "int8":  # quantized on another sample of the run's replay, before measuring
         calibration, _ = replay_positions(run / "replay", 512, seed + 1)
         new.calibrate(calibration)
     kl, dv = policy_value_gap(ref, new, obs, legal)
