@@ -13,7 +13,7 @@ from typing import Sequence, TextIO
 
 import numpy as np
 
-from azero.agents.checkpoints import game_for, load_evaluator, resolve_checkpoint
+from azero.agents.checkpoints import calibrate_int8, game_for, load_evaluator, resolve_checkpoint
 from azero.agents.human import COLOURS, _Command, move_help, read_move
 from azero.agents.mcts import MctsPlayer
 from azero.agents.spec import search_overrides
@@ -133,6 +133,7 @@ def run_play(*, game: str = "tictactoe", checkpoint: str | None = None, simulati
     if not loaded.fits(g.spec):
         raise ValueError(f"the network {loaded.description} (input {loaded.obs_shape}, {loaded.num_actions} actions) "
                          f"does not play {g.spec.name} (input {g.spec.obs_shape}, {g.spec.num_actions} actions)")
+    calibrate_int8(loaded, g, seed=seed)
     config = play_config(simulations, algorithm=algorithm, seed=seed, **overrides)
     agent = MctsPlayer(g.spec, loaded.evaluator, config)
     session = HumanGame(g, agent, human=COLOURS[color], simulations=simulations,

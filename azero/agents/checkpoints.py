@@ -186,8 +186,17 @@ def load_evaluator(checkpoint: str | os.PathLike | None, *, game=None, device: s
                              f"{loaded.num_actions} actions; game {spec.name} has {shape} and {spec.num_actions}")
         if prefix:
             loaded.evaluator = FirstPlanes(evaluator, planes)
-        if evaluator.precision == "int8":  # quantized before the first real position, not after 256 rows of them
-            from azero.selfplay.network_evaluator import random_play_observations
-
-            evaluator.calibrate(random_play_observations(game, seed=seed)[:, :planes])
+        calibrate_int8(loaded, game, seed=seed)
     return loaded
+
+
+def calibrate_int8(loaded: LoadedEvaluator, game, *, seed: int = 0) -> None:
+    """Precision int8: quantize the network now, on random-play positions of `game` (the game it will
+    play), so that its first real position already runs int8 rather than the 256 rows after it;
+    no-op at other precisions and without a network."""
+    evaluator = getattr(loaded.evaluator, "inner", loaded.evaluator)  # FirstPlanes wraps the network's
+    if getattr(evaluator, "precision", None) != "int8" or loaded.obs_shape is None:
+        return
+    from azero.selfplay.network_evaluator import random_play_observations
+
+    evaluator.calibrate(random_play_observations(game, seed=seed)[:, :loaded.obs_shape[0]])

@@ -56,7 +56,7 @@ import threading
 import time
 from typing import Callable
 
-from azero.agents.checkpoints import LoadedEvaluator
+from azero.agents.checkpoints import LoadedEvaluator, calibrate_int8
 from azero.agents.mcts import MctsPlayer, best_allowed
 from azero.agents.passing import pass_wins
 from azero.games.base import IllegalActionError
@@ -128,6 +128,7 @@ class GtpEngine:
         if not evaluator.fits(spec):
             raise ValueError(f"the network ({evaluator.description}, input {evaluator.obs_shape}) does not play "
                              f"{board_size}x{board_size} Go")
+        calibrate_int8(evaluator, GoGame(board_size, features=self.features), seed=seed)
         self.board = GtpBoard(board_size, komi, self.features)
         # Only --time-per-move leaves the budget to the clock; otherwise the fixed budget is the cap.
         if simulations is None:

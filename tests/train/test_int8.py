@@ -156,3 +156,17 @@ def test_a_loaded_int8_network_is_quantized_before_its_first_position(c4, tmp_pa
     assert not np.array_equal(v, v0) and np.abs(v - v0).mean() < 0.05
     with pytest.raises(ValueError, match="fewer than the 256 int8 needs"):
         loaded.evaluator.calibrate(obs[:10])
+
+
+@needs_int8
+def test_play_and_gtp_quantize_at_load(tmp_path):
+    """`azero play` and `azero gtp` load without naming the game (its feature set comes from the net):
+    each quantizes once it has built the game, before the first move."""
+    from azero.agents.checkpoints import load_evaluator
+    from azero.gtp.engine import GtpEngine
+
+    path = save_tiny(tmp_path, "go9x9", 10, seed=0)
+    loaded = load_evaluator(path, device="cpu", precision="int8")
+    assert not loaded.evaluator.openvino.quantized
+    GtpEngine(loaded, board_size=9, simulations=4)
+    assert loaded.evaluator.openvino.quantized
