@@ -283,8 +283,11 @@ class OpenVinoNet:
         is not quantized yet, queue the newest weights for a quantized compile."""
         with self._calibration_lock:
             self._calibration_calls += 1
-            rows = obs[::max(1, len(obs) // CALIBRATION_BATCH_ROWS)][:CALIBRATION_BATCH_ROWS].copy()
-            if self._calibration_rows < CALIBRATION_MAX_ROWS:
+            filling = self._calibration_rows < CALIBRATION_MAX_ROWS
+            # rows are copied only when kept: once the record is full, 7 batches in 8 cost a counter
+            if filling or self._calibration_calls % CALIBRATION_EVERY == 0:
+                rows = obs[::max(1, len(obs) // CALIBRATION_BATCH_ROWS)][:CALIBRATION_BATCH_ROWS].copy()
+            if filling:
                 self._calibration.append(rows)
                 self._calibration_rows += len(rows)
             elif self._calibration_calls % CALIBRATION_EVERY == 0:
