@@ -284,13 +284,14 @@ class OpenVinoNet:
         with self._calibration_lock:
             self._calibration_calls += 1
             filling = self._calibration_rows < CALIBRATION_MAX_ROWS
+            refreshing = not filling and self._calibration_calls % CALIBRATION_EVERY == 0
             # rows are copied only when kept: once the record is full, 7 batches in 8 cost a counter
-            if filling or self._calibration_calls % CALIBRATION_EVERY == 0:
+            if filling or refreshing:
                 rows = obs[::max(1, len(obs) // CALIBRATION_BATCH_ROWS)][:CALIBRATION_BATCH_ROWS].copy()
             if filling:
                 self._calibration.append(rows)
                 self._calibration_rows += len(rows)
-            elif self._calibration_calls % CALIBRATION_EVERY == 0:
+            elif refreshing:
                 slot = self._calibration_next % len(self._calibration)
                 self._calibration_rows += len(rows) - len(self._calibration[slot])
                 self._calibration[slot] = rows
