@@ -159,9 +159,9 @@ def test_a_loaded_int8_network_is_quantized_before_its_first_position(c4, tmp_pa
 
 
 @needs_int8
-def test_play_and_gtp_quantize_at_load(tmp_path):
-    """`azero play` and `azero gtp` load without naming the game (its feature set comes from the net):
-    each quantizes once it has built the game, before the first move."""
+def test_gtp_quantizes_at_load(tmp_path):
+    """`azero gtp` loads without naming the game (its feature set comes from the net) and quantizes
+    once it has built the game, before the first move."""
     from azero.agents.checkpoints import load_evaluator
     from azero.gtp.engine import GtpEngine
 
@@ -170,3 +170,25 @@ def test_play_and_gtp_quantize_at_load(tmp_path):
     assert not loaded.evaluator.openvino.quantized
     GtpEngine(loaded, board_size=9, simulations=4)
     assert loaded.evaluator.openvino.quantized
+
+
+@needs_int8
+def test_play_quantizes_before_its_first_move(tmp_path, monkeypatch):
+    """run_play builds its player on an evaluator already quantized: the first move is int8's."""
+    import io
+
+    import azero.play as play
+
+    seen = []
+
+    class Spy(play.MctsPlayer):
+        def __init__(self, spec, evaluator, config):
+            seen.append(evaluator.openvino.quantized)
+            super().__init__(spec, evaluator, config)
+
+    monkeypatch.setattr(play, "MctsPlayer", Spy)
+    path = save_tiny(tmp_path, "go9x9", 10, seed=0)
+    out = io.StringIO()
+    assert play.run_play(game="go9x9", checkpoint=str(path), simulations=4, device="cpu", precision="int8",
+                         inp=io.StringIO("quit\n"), out=out) == 0
+    assert seen == [True]
