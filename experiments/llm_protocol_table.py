@@ -2,6 +2,10 @@
 problem) at 1024 and 4096 tokens for each method, from the merged compare.json of each task.
 
     python experiments/llm_protocol_table.py [runs/llm]      (default: docs/llm, the shipped runs)
+    python experiments/llm_protocol_table.py docs/llm/value8x   (the refitted value heads' protocol)
+
+Each task's results are read from <folder>/protocol-<task> or, failing that, <folder>/compare-<task>;
+a method neither task ran is left out.
 """
 
 import json
@@ -12,6 +16,7 @@ ROWS = [("greedy", "greedy"), ("bon-majority", "majority vote"), ("bon-weighted"
         ("step-beam-weighted", "step beam, weighted vote"), ("dvts-weighted", "DVTS, weighted vote"),
         ("bon-value", "best-of-N by value"), ("step-beam", "step beam, best by value"),
         ("dvts", "DVTS, best by value"), ("puct-step", "MCTS PUCT, step"), ("gumbel-step", "MCTS Gumbel, step"),
+        ("rebase-weighted", "REBASE, weighted vote"), ("rebase", "REBASE, best by value"),
         ("oracle", "pass@N (oracle, not a method)")]
 BUDGETS = (1024, 4096)
 
@@ -25,11 +30,17 @@ def cell(point: dict | None) -> str:
 
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/llm")
-    docs = {t: json.loads((root / f"protocol-{t}" / "compare.json").read_text()) for t in ("countdown", "game24")}
+    docs = {}
+    for t in ("countdown", "game24"):
+        folder = next((root / f"{kind}-{t}" for kind in ("protocol", "compare") if (root / f"{kind}-{t}").is_dir()),
+                      root / f"protocol-{t}")
+        docs[t] = json.loads((folder / "compare.json").read_text())
     head = [f"{doc['task']} @{b}" for doc in docs.values() for b in BUDGETS]
     print("| method | " + " | ".join(head) + " |")
     print("|---" * (len(head) + 1) + "|")
     for name, label in ROWS:
+        if not any(name in doc["methods"] for doc in docs.values()):
+            continue
         cells = []
         for doc in docs.values():
             pts = doc["methods"].get(name, {}).get("points", [])

@@ -5,7 +5,8 @@
 # plus the LM's own loss, so the LM trains on as well) on
 # 8,192 problems x 8 rollouts in 3,000 steps, then reruns the protocol's 1,024- and 4,096-token
 # columns (500 test problems, SEEDS default 0,1,2, as in the README) for the vote
-# baselines and the step searches; then expert iteration from the refitted countdown3 checkpoint.
+# baselines and the step searches (REBASE added later: a rerun computes only its parts); then
+# expert iteration from the refitted countdown3 checkpoint.
 # Resumable: a refitted checkpoint or a finished comparison is kept.
 cd "$(dirname "$0")/.."
 AZERO=${AZERO:-.venv/bin/azero}
@@ -20,7 +21,7 @@ for task in ${TASKS:-countdown game24}; do
       --value-steps 3000 --threads $T && touch "$OUT/$task.done" || exit 1
   fi
   nice "$AZERO" llm compare --ckpt "$ckpt" --problems 500 --seeds ${SEEDS:-0,1,2} --budgets 1024,4096 --threads $T \
-    --methods greedy,bon-value,bon-majority,bon-weighted,oracle,step-beam,step-beam-weighted,dvts,dvts-weighted,puct-step,gumbel-step \
+    --methods greedy,bon-value,bon-majority,bon-weighted,oracle,step-beam,step-beam-weighted,dvts,dvts-weighted,puct-step,gumbel-step,rebase,rebase-weighted \
     --out "$OUT/compare-$task"
 done
 # Expert iteration from the refitted countdown3 checkpoint, evaluated on 500 test problems. The

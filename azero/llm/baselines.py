@@ -1,8 +1,8 @@
 """Decoding baselines at a generated-token budget: greedy, sampling (pass@1), best-of-N selected by
 the value head, by majority vote or by value-weighted vote, oracle pass@N, token beam search, and
-the step-level searches the field compares with: a step beam ranked by the value head, and DVTS,
-each answering with its best answer by value or by a value-weighted vote over its answers, with the
-step values aggregated by the last, the lowest or their product.
+the step-level searches the field compares with: a step beam ranked by the value head, DVTS and
+REBASE's reward-balanced tree, each answering with its best answer by value or by a value-weighted
+vote over its answers, with the step values aggregated by the last, the lowest or their product.
 
 Sampling-based methods share one pool of i.i.d. samples per problem (`SamplePool`): the method at
 budget G uses the first N_G samples, N_G the largest n whose token lengths sum to at most G
@@ -221,27 +221,29 @@ def choose_answers(task: Task, problems: Sequence[Problem], vocab, finals: Seque
     return [choose_answer(task, p, vocab, f, select=select, aggregate=aggregate) for p, f in zip(problems, finals)]
 
 
-def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int,
-                 temperature: float, rng: np.random.Generator) -> list[list[Final]]:
-    """Step-level beam search ranked by the value head (search-and-learn's beam search with a PRM).
+Frontier = list[tuple[list[int], int, list[float], int]]
+"""A step search's live partial answers of one problem: (tokens, engine node, step values, how many
+next steps to sample from it)."""
 
-    Each problem keeps `width` live partial answers. A round samples `expand` next steps (one line
-    each, through generate(stop_at_newline)) from every live beam, scores every candidate by the
-    value head's P(correct) after its step, sets finished answers aside and keeps the `width` best
-    live candidates. As in search-and-learn, identical candidates are not merged and the live beams
-    are refilled to `width` by repeating the best ones when fewer survive: a confident model's beams
-    then differ only later, and the search spends its budget (merging them let it stop after a few
-    hundred tokens whatever the width). The search of a problem ends when `width` answers are
-    finished or nothing is live. Returns each problem's finished answers with their step values
-    (the best live one when none finished)."""
+
+def _grow(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, first: int, target: int,
+          keep, temperature: float, rng: np.random.Generator) -> list[list[Final]]:
+    """The loop every step search shares. From each problem's root `first` next steps are sampled;
+    a round samples, from every live partial answer, as many next steps (one line each, through
+    generate(stop_at_newline)) as its frontier entry asks, scores each by the value head's
+    P(correct) after its step and sets the finished answers aside. `keep(candidates, left)` turns a
+    problem's live candidates (tokens, node, step values) into its next frontier, `left` being
+    `target` minus its finished answers; a problem's search ends when `target` answers are finished
+    or nothing is live. Returns each problem's finished answers with their step values (the best
+    live one when none finished)."""
     prompts = prompts_of(engine, task, problems)
     roots = engine.extend(prompts, [len(p) for p in prompts])
-    live = [[([], int(roots[i]), [])] * width for i in range(len(problems))]
+    live: list[Frontier] = [[([], int(roots[i]), [], first)] for i in range(len(problems))]
     finished: list[list[Final]] = [[] for _ in problems]
     best_live: list[Final] = [([], []) for _ in problems]
     while any(live):
-        rows = [(i, toks, node, vals) for i, beams in enumerate(live) for toks, node, vals in beams
-                for _ in range(expand)]
+        rows = [(i, toks, node, vals) for i, frontier in enumerate(live) for toks, node, vals, count in frontier
+                for _ in range(count)]
         gen = generate(engine, task, [prompts[i] + toks for i, toks, _, _ in rows],
                        [len(prompts[i]) for i, _, _, _ in rows], temperature=temperature, rng=rng,
                        stop_at_newline=True, starts=np.array([node for _, _, node, _ in rows], np.int64))
@@ -255,14 +257,72 @@ def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], 
                 candidates[i].append((new, int(gen.nodes[j]), new_vals))
         live = [[] for _ in problems]
         for i, cands in enumerate(candidates):
-            if len(finished[i]) >= width or not cands:
+            left = target - len(finished[i])
+            if left <= 0 or not cands:
                 continue
-            # ranked by the newest step's value; stable, so a seeded run repeats
-            ranked = sorted(cands, key=lambda c: -c[2][-1])[:width]
-            live[i] = (ranked * (width // len(ranked) + 1))[:width]
-            if aggregate_steps(ranked[0][2]) > aggregate_steps(best_live[i][1]):
-                best_live[i] = (ranked[0][0], ranked[0][2])
+            live[i] = keep(cands, left)
+            top = max(cands, key=lambda c: c[2][-1])
+            if aggregate_steps(top[2]) > aggregate_steps(best_live[i][1]):
+                best_live[i] = (top[0], top[2])
     return [f if f else [best_live[i]] for i, f in enumerate(finished)]
+
+
+def _step_search(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int,
+                 temperature: float, rng: np.random.Generator) -> list[list[Final]]:
+    """Step-level beam search ranked by the value head (search-and-learn's beam search with a PRM).
+
+    Each problem keeps `width` live partial answers. A round samples `expand` next steps from every
+    live beam, scores every candidate by the value head's P(correct) after its step, sets finished
+    answers aside and keeps the `width` best live candidates. As in search-and-learn, identical
+    candidates are not merged and the live beams are refilled to `width` by repeating the best ones
+    when fewer survive: a confident model's beams then differ only later, and the search spends its
+    budget (merging them let it stop after a few hundred tokens whatever the width). The search of a
+    problem ends when `width` answers are finished or nothing is live (_grow)."""
+
+    def keep(cands, left):
+        # ranked by the newest step's value; stable, so a seeded run repeats
+        ranked = sorted(cands, key=lambda c: -c[2][-1])[:width]
+        return [(toks, node, vals, expand) for toks, node, vals in (ranked * (width // len(ranked) + 1))[:width]]
+
+    return _grow(engine, task, problems, first=width * expand, target=width, keep=keep, temperature=temperature,
+                 rng=rng)
+
+
+def balanced_widths(values: np.ndarray, total: int, temperature: float) -> np.ndarray:
+    """REBASE's expansion widths: `total` next steps shared among candidates in proportion to
+    softmax(value / temperature), rounded by largest remainder so they sum to `total` exactly (ties:
+    the earlier candidate). A low temperature gives everything to the best candidate; a high one
+    spreads it evenly, which is i.i.d. sampling with the vote's answers."""
+    if not temperature > 0:
+        raise ValueError(f"the balance temperature must be > 0, got {temperature}")
+    v = np.asarray(values, np.float64)
+    share = np.exp((v - v.max()) / temperature)
+    share = share / share.sum() * total
+    widths = np.floor(share).astype(np.int64)
+    order = np.argsort(-(share - widths), kind="stable")
+    widths[order[: total - int(widths.sum())]] += 1
+    return widths
+
+
+def rebase_finals(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, answers: int,
+                  balance_temperature: float = 0.2, temperature: float = 1.0, seed: int = 0) -> list[list[Final]]:
+    """Reward-balanced search (REBASE, Wu et al. 2024, "Inference Scaling Laws"): per problem, a tree
+    that finishes `answers` answers. The root is expanded `answers` times; every later round shares the
+    answers still to be finished among all live partial answers by softmax(value / balance_temperature)
+    of the value head after their last step (balanced_widths) and samples that many next steps from
+    each. Unlike the step beam, no candidate is cut by rank: a low-valued one keeps its share while
+    the rounding gives it one, so the tree keeps the sampling's diversity and leans towards the value.
+    Every sampled step is paid for; an answer costs its length, as a sample does."""
+    if answers < 1:
+        raise ValueError(f"answers must be >= 1, got {answers}")
+    rng = np.random.default_rng([seed, 8])
+
+    def keep(cands, left):
+        widths = balanced_widths(np.array([vals[-1] for _, _, vals in cands]), left, balance_temperature)
+        return [(toks, node, vals, int(w)) for (toks, node, vals), w in zip(cands, widths) if w > 0]
+
+    balanced_widths(np.zeros(1), 1, balance_temperature)  # a bad temperature fails before any compute
+    return _grow(engine, task, problems, first=answers, target=answers, keep=keep, temperature=temperature, rng=rng)
 
 
 def step_beam_finals(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, width: int, expand: int = 4,
@@ -294,6 +354,16 @@ def step_beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Proble
                      aggregate: str = "last") -> list[list[int]]:
     """The answer of a value-ranked step beam search per problem (choose_answer over its finals)."""
     finals = step_beam_finals(engine, task, problems, width=width, expand=expand, temperature=temperature, seed=seed)
+    return choose_answers(task, problems, vocab_of(engine), finals, select=select, aggregate=aggregate)
+
+
+def rebase_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, answers: int,
+                  balance_temperature: float = 0.2, temperature: float = 1.0, seed: int = 0, select: str = "weighted",
+                  aggregate: str = "last") -> list[list[int]]:
+    """REBASE's answer per problem: the value-weighted vote over its finished answers (the paper's
+    best rule), or the best by value."""
+    finals = rebase_finals(engine, task, problems, answers=answers, balance_temperature=balance_temperature,
+                           temperature=temperature, seed=seed)
     return choose_answers(task, problems, vocab_of(engine), finals, select=select, aggregate=aggregate)
 
 

@@ -262,7 +262,8 @@ def cmd_llm_compare(args: argparse.Namespace) -> int:
                         value_source=value_source, seed=args.seed,
                         prior_temperature=args.prior_temperature, search_overrides=overrides,
                         kv_budget=args.kv_budget, kv_check=not args.no_kv_check,
-                        step_aggregate=args.step_aggregate, temperature=args.temperature)
+                        step_aggregate=args.step_aggregate, temperature=args.temperature,
+                        balance_temperature=args.balance_temperature)
     out_dir = Path(args.out or f"runs/llm/compare-{task.name}")
     out_dir.mkdir(parents=True, exist_ok=True)
     log = _log_to(out_dir / "compare.log")
@@ -433,6 +434,9 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--temperature", type=float, default=1.0,
                    help="sampling temperature of the best-of-N pool, step beam, DVTS and the step-level searches' "
                         "candidates (default 1.0)")
+    p.add_argument("--balance-temperature", type=float, default=0.2, metavar="T",
+                   help="REBASE: next steps shared among partial answers by softmax(value / T) (default 0.2; "
+                        "low: follow the value head, high: i.i.d. sampling)")
     p.add_argument("--step-aggregate", default="last", choices=STEP_AGGREGATES,
                    help="step beam and DVTS: an answer's score from its step values, the last, the lowest or their "
                         "product (default last; every point also records all three)")

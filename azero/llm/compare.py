@@ -9,9 +9,11 @@ model calls and wall time. Budget-free methods (greedy, sampling pass@1) are one
 Methods (names used in --methods and in the JSON):
     greedy, sample            raw decoding (sample = mean pass@1 of the pool's samples)
     bon-value, bon-majority, bon-weighted   best-of-N from the sample pool (azero.llm.baselines)
-    step-beam, dvts   step-level beam ranked by the value head, and DVTS (azero.llm.baselines): the
-                      answer with the best value; step-beam-weighted, dvts-weighted: the value-weighted
-                      vote over the same run's answers (step values aggregated by step_aggregate)
+    step-beam, dvts, rebase
+                      step-level beam ranked by the value head, DVTS and REBASE's reward-balanced tree
+                      (azero.llm.baselines): the answer with the best value; step-beam-weighted,
+                      dvts-weighted, rebase-weighted: the value-weighted vote over the same run's answers
+                      (step values aggregated by step_aggregate)
     oracle                    pass@N of the same samples (needs the verifier; a reference only)
     beam                      beam search, width = budget / typical answer length
     puct-token, gumbel-token, puct-step, gumbel-step
@@ -32,7 +34,7 @@ import numpy as np
 
 from azero.eval.stats import wilson_interval
 from azero.llm.baselines import (STEP_AGGREGATES, beam_decode, choose_answers, dvts_finals, greedy_decode,
-                                 sample_pool, step_beam_finals)
+                                 rebase_finals, sample_pool, step_beam_finals)
 from azero.llm.report import kv_reuse_lines
 from azero.search.llm.protocol import ComputeMeter
 from azero.search.llm.searchers import (TreeSearchConfig, candidates_for_budget, mcts_decode, mcts_search,
@@ -63,7 +65,7 @@ SEARCH_DEFAULTS: dict[str, dict] = {
 VOTED_SEARCH_METHODS = ("puct-step-weighted", "gumbel-step-weighted")
 """A search method answering with the value-weighted vote over its trees' finished answers."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam", "step-beam",
-           "step-beam-weighted", "dvts", "dvts-weighted") + SEARCH_METHODS + VOTED_SEARCH_METHODS
+           "step-beam-weighted", "dvts", "dvts-weighted", "rebase", "rebase-weighted") + SEARCH_METHODS + VOTED_SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -100,8 +102,12 @@ class CompareConfig:
     """Step-beam and DVTS: an answer's score from its step values, 'last', 'min' or 'prod' (each point
     also records the accuracy under all three as accuracy_last / _min / _prod)."""
     max_step_width: int = 256
-    """Step-beam widths and DVTS tree counts above this are not run (memory: width x expand rows a
-    problem, `batch` problems at a time)."""
+    """Step-beam widths and DVTS tree counts above this are not run, nor REBASE above this x
+    num_candidates answers (memory: a round samples up to that many steps a problem, `batch`
+    problems at a time)."""
+    balance_temperature: float = 0.2
+    """REBASE: next steps are shared among live partial answers by softmax(value / T) (0.2: chosen on
+    the value split, docs/llm/rebase)."""
     search_overrides: dict = dataclasses.field(default_factory=dict)
     """Per search method, fields to set by name (TreeSearchConfig's or its SearchConfig's), e.g.
     {'gumbel-token': {'gumbel_c_scale': 0.1}}; applied on top of SEARCH_DEFAULTS."""
@@ -149,6 +155,8 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
     if not cfg.temperature > 0:
         raise ValueError(f"the sampling temperature must be > 0 (greedy decoding is its own method), "
                          f"got {cfg.temperature}")
+    if not cfg.balance_temperature > 0:
+        raise ValueError(f"the balance temperature (REBASE) must be > 0, got {cfg.balance_temperature}")
     if cfg.step_aggregate not in STEP_AGGREGATES:
         raise ValueError(f"step_aggregate must be one of {STEP_AGGREGATES}, got {cfg.step_aggregate!r}")
     problems = task.problems("test", cfg.problems, seed=cfg.seed if cfg.problem_seed is None else cfg.problem_seed)
@@ -224,24 +232,24 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
 
     # Step-level value-guided baselines: a round samples `expand` steps per beam, so an answer costs
     # about width x expand x answer_tokens generated tokens; width (trees for DVTS) follows the budget.
+    # REBASE finishes `answers` answers, each paid in full as a sample is: answers = budget / answer length.
     # One run answers both ways: by the best value and by the value-weighted vote (`-weighted`).
     expand = cfg.num_candidates
-    for base, finals_of in (("step-beam", step_beam_finals), ("dvts", dvts_finals)):
+    for base in ("step-beam", "dvts", "rebase"):
         names = [m for m in (base, base + "-weighted") if m in cfg.methods]
         if not names:
             continue
         pts: dict[str, list] = {m: [] for m in names}
         for b in budgets:
-            width = max(1, int(round(b / max(expand * answer_tokens, 1.0))))
-            if width > cfg.max_step_width:
+            per_width = 1 if base == "rebase" else expand  # steps a round samples per unit of width
+            width = max(1, int(round(b / max(per_width * answer_tokens, 1.0))))
+            if width * per_width > cfg.max_step_width * expand:
                 continue
             eng = LMEngine(model)
-            kw = {"width": width} if base == "step-beam" else {"trees": width}
             finals = []
             with eng.meter.timer():
                 for i in range(0, n, cfg.batch):  # `batch` problems at a time: the trie's memory
-                    finals += finals_of(eng, task, problems[i: i + cfg.batch], expand=expand, seed=cfg.seed,
-                                        temperature=cfg.temperature, **kw)
+                    finals += _step_finals(base, eng, task, problems[i: i + cfg.batch], width, cfg)
                     eng.clear()
             for name in names:
                 select = "weighted" if name.endswith("-weighted") else "value"
@@ -294,6 +302,18 @@ def run_compare(model: "TinyGPT | HFCausalLM", task: Task, cfg: CompareConfig, *
         for line in kv_reuse_lines(doc["kv_reuse"]):
             log(line)
     return doc
+
+
+def _step_finals(base: str, engine: LMEngine, task: Task, problems: Sequence[Problem], width: int,
+                 cfg: CompareConfig):
+    """The finished answers of step baseline `base` at `width` (beams, trees or answers)."""
+    common = {"seed": cfg.seed, "temperature": cfg.temperature}
+    if base == "rebase":
+        return rebase_finals(engine, task, problems, answers=width, balance_temperature=cfg.balance_temperature,
+                             **common)
+    if base == "step-beam":
+        return step_beam_finals(engine, task, problems, width=width, expand=cfg.num_candidates, **common)
+    return dvts_finals(engine, task, problems, trees=width, expand=cfg.num_candidates, **common)
 
 
 def budget_search_config(name: str, cfg: CompareConfig, task: Task, budget: int, *,

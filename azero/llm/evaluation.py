@@ -113,7 +113,7 @@ def method_groups(methods: Sequence[str]) -> list[tuple[str, ...]]:
             continue
         base = m.removesuffix("-weighted")
         j = next((k for k, g in enumerate(groups) if g[0].removesuffix("-weighted") == base), None)
-        if base in ("step-beam", "dvts") and j is not None:
+        if base in ("step-beam", "dvts", "rebase") and j is not None:
             groups[j] += (m,)
         else:
             groups.append((m,))

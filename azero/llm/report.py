@@ -10,6 +10,7 @@ LABELS = {"greedy": "greedy", "sample": "sampling pass@1", "bon-value": "best-of
           "bon-majority": "best-of-N (majority vote)", "bon-weighted": "weighted vote (value head)",
           "step-beam": "step beam (value head)", "dvts": "DVTS (value head)",
           "step-beam-weighted": "step beam (weighted vote)", "dvts-weighted": "DVTS (weighted vote)",
+          "rebase": "REBASE (value head)", "rebase-weighted": "REBASE (weighted vote)",
           "oracle": "pass@N (oracle, verifier)",
           "beam": "beam search", "puct-token": "MCTS PUCT, token", "gumbel-token": "MCTS Gumbel, token",
           "puct-step": "MCTS PUCT, step", "gumbel-step": "MCTS Gumbel, step",
@@ -110,8 +111,11 @@ def write_outputs(doc: dict, out_dir: str | Path, *, stem: str = "compare") -> t
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / f"{stem}.json"
     json_path.write_text(json.dumps(doc, indent=1))
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    for name, entry in doc["methods"].items():
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    # tab20 and a marker cycle: the comparison draws more methods than the default 10 colours
+    colours = iter(plt.get_cmap("tab20").colors)
+    markers = "os^Dv<>ph*"
+    for k, (name, entry) in enumerate(doc["methods"].items()):
         pts = entry["points"]
         label = LABELS.get(name, name)
         if len(pts) == 1 and "budget" not in pts[0]:
@@ -122,14 +126,15 @@ def write_outputs(doc: dict, out_dir: str | Path, *, stem: str = "compare") -> t
         y = [100 * p["accuracy"] for p in pts]
         lo = [100 * (p["accuracy"] - p["ci"][0]) for p in pts]
         hi = [100 * (p["ci"][1] - p["accuracy"]) for p in pts]
-        style = {"ls": ":", "color": "black"} if name == "oracle" else {}
-        ax.errorbar(x, y, yerr=[lo, hi], marker="o", ms=4, capsize=3, label=label, **style)
+        style = {"ls": ":", "color": "black"} if name == "oracle" else {"color": next(colours)}
+        ax.errorbar(x, y, yerr=[lo, hi], marker=markers[k % len(markers)], ms=4, capsize=3, label=label, **style)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("generated tokens per problem (measured)")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"{doc['task']}: accuracy vs compute ({doc['problems']} test problems, 95% Wilson CIs)")
+    seeds = f", {len(doc['seeds'])} seeds" if doc.get("seeds") else ""
+    ax.set_title(f"{doc['task']}: accuracy vs compute ({doc['problems']} test problems{seeds}, 95% intervals)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot: no point hidden
     fig.tight_layout()
     png_path = out_dir / f"{stem}.png"
     fig.savefig(png_path, dpi=120)

@@ -2,6 +2,7 @@
 behind best-of-N; per-method search overrides."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -137,5 +138,74 @@ def test_protocol_groups_a_step_baseline_with_its_vote():
     from azero.llm.evaluation import method_groups
 
     assert method_groups(["greedy", "dvts", "bon-weighted", "step-beam-weighted", "dvts-weighted", "gumbel-step",
-                          "step-beam"]) == [("greedy", "bon-weighted"), ("dvts", "dvts-weighted"),
-                                            ("step-beam-weighted", "step-beam"), ("gumbel-step",)]
+                          "rebase-weighted", "step-beam", "rebase"]) == [
+        ("greedy", "bon-weighted"), ("dvts", "dvts-weighted"), ("step-beam-weighted", "step-beam"), ("gumbel-step",),
+        ("rebase-weighted", "rebase")]
+
+
+def test_balanced_widths_share_the_steps_by_value():
+    from azero.llm.baselines import balanced_widths
+
+    values = np.array([0.2, 0.9, 0.5, 0.9])
+    for t in (0.01, 0.2, 1.0, 100.0):
+        w = balanced_widths(values, 10, t)
+        assert w.sum() == 10 and (w >= 0).all()
+        assert w[1] >= w[2] >= w[0]  # a higher value never gets fewer steps
+    assert balanced_widths(values, 10, 1e-3).tolist() == [0, 5, 0, 5]  # the best two share it all
+    assert balanced_widths(values, 8, 1e3).tolist() == [2, 2, 2, 2]  # evenly: i.i.d. sampling
+    assert balanced_widths(values, 3, 1e3).tolist() == [0, 1, 1, 1]  # the remainders to the larger shares
+    with pytest.raises(ValueError, match="balance temperature"):
+        balanced_widths(values, 10, 0.0)
+
+
+def test_rebase_finishes_its_answers_and_pays_for_each_step(model, countdown):
+    from azero.llm.baselines import rebase_decode, rebase_finals
+
+    problems = countdown.problems("test", 3, seed=0)
+    engine = LMEngine(model)
+    finals = rebase_finals(engine, countdown, problems, answers=6, seed=1)
+    assert [len(f) for f in finals] == [6, 6, 6]
+    # Every sampled step is paid once; answers that share a step share its tokens.
+    spent = engine.meter.generated_tokens
+    assert 0 < spent <= sum(len(toks) for f in finals for toks, _ in f)
+    assert all(values and all(0.0 <= v <= 1.0 for v in values) for f in finals for _, values in f)
+    again = rebase_finals(LMEngine(model), countdown, problems, answers=6, seed=1)
+    assert again == finals  # seeded
+    answers = rebase_decode(LMEngine(model), countdown, problems, answers=6, seed=1)
+    assert len(answers) == 3 and all(isinstance(a, list) and a for a in answers)
+    with pytest.raises(ValueError, match=">= 1"):
+        rebase_finals(engine, countdown, problems, answers=0)
+    with pytest.raises(ValueError, match="balance temperature"):
+        rebase_finals(engine, countdown, problems, answers=4, balance_temperature=-1.0)
+
+
+def test_rebase_follows_the_value_at_a_low_balance_temperature(countdown):
+    """At a tiny temperature every answer that goes past its first step descends from the best-valued
+    first step; at a huge one the tree spreads like i.i.d. sampling. (The shipped countdown3 model:
+    the random test model never ends a line, so its answers have one step.)"""
+    import torch
+
+    from azero.llm.baselines import rebase_finals
+    from azero.search.llm.vocab import CHAR_VOCAB
+    from azero.train.llm.model import load_checkpoint
+
+    torch.set_num_threads(1)
+    trained, _ = load_checkpoint(Path(__file__).parents[3] / "docs/llm/value8x/countdown.safetensors")
+    problems = countdown.problems("test", 4, seed=0)
+
+    def first_steps(t):
+        finals = rebase_finals(LMEngine(trained), countdown, problems, answers=12, balance_temperature=t, seed=2)
+        return [{CHAR_VOCAB.text(toks).split("\n")[0] for toks, values in f if len(values) > 1} for f in finals]
+
+    sharp, flat = first_steps(1e-4), first_steps(1e4)
+    assert [len(s) for s in sharp] == [1, 1, 1, 1]
+    assert sum(len(s) for s in flat) >= 2 * len(problems)
+
+
+@pytest.mark.parametrize("field, value, message", [("temperature", 0.0, "sampling temperature must be > 0"),
+                                                    ("balance_temperature", 0.0, "balance temperature"),
+                                                    ("budgets", (0, 64), "budget of 0")])
+def test_compare_refuses_bad_settings_before_any_compute(model, countdown, field, value, message):
+    cfg = CompareConfig(problems=2, methods=("greedy", "rebase-weighted"), **{field: value})
+    with pytest.raises(ValueError, match=message):
+        run_compare(model, countdown, cfg, log=lambda _: None)
