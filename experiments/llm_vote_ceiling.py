@@ -7,8 +7,8 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
   (the weighted vote, count x mean value; count x mean value ** a for any a > 0) picks an answer on
   that front, so on these samples it is right at most there;
 - on the problems the vote gets wrong while the pool holds a correct answer: the chosen wrong
-  answer's and the best correct answer's sample count and mean value, and how often the correct
-  one is rated higher.
+  answer's and the best correct answer's sample count and mean value, how often the correct one is
+  rated higher, and (Countdown and Game24) the first rule each chosen wrong answer breaks.
 
     python experiments/llm_vote_ceiling.py docs/llm/value8x/countdown.safetensors --problems 500
 """
@@ -16,6 +16,7 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 
 import numpy as np
 
@@ -53,6 +54,7 @@ def main() -> None:
     pool = sample_pool(LMEngine(model), task, problems, budget=args.budget, seed=args.seed)
     vote = ceiling = oracle = 0
     misses = []
+    errors: Counter[str] = Counter()
     for i in range(len(problems)):
         n = pool.count_for_budget(i, args.budget)
         rewards, values, keys = pool.rewards[i][:n], pool.values[i][:n], pool.keys[i][:n]
@@ -67,6 +69,9 @@ def main() -> None:
             chosen = max(weight, key=weight.get)
             best = max(correct, key=lambda k: weight[k])
             misses.append((*groups[chosen][:2], *groups[best][:2]))
+            if hasattr(task, "first_error"):
+                j = keys.index(chosen)
+                errors[task.first_error(problems[i], pool.texts[i][j])] += 1
     m = np.array(misses)
     n = len(problems)
     print(f"{task.name}, {n} test problems, {args.budget} tokens (about {np.mean([pool.count_for_budget(i, args.budget) for i in range(n)]):.0f} samples), seed {args.seed}")
@@ -76,6 +81,8 @@ def main() -> None:
           f"mean value {m[:, 1].mean():.2f}; the best correct one: {m[:, 2].mean():.1f} samples, mean value "
           f"{m[:, 3].mean():.2f}; correct rated higher in {100 * np.mean(m[:, 3] > m[:, 1]):.0f}%, "
           f"sampled more in {100 * np.mean(m[:, 2] > m[:, 0]):.0f}%")
+    if errors:
+        print("  the chosen wrong answers break: " + ", ".join(f"{k} {v}" for k, v in errors.most_common()))
 
 
 if __name__ == "__main__":

@@ -101,12 +101,14 @@ def beam_decode(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
 
 @dataclasses.dataclass
 class SamplePool:
-    """Per problem, samples in draw order: lengths, rewards, value-head scores and answer keys."""
+    """Per problem, samples in draw order: lengths, rewards, value-head scores, answer keys and texts."""
 
     lengths: list[np.ndarray]
     rewards: list[np.ndarray]
     values: list[np.ndarray]
     keys: list[list[str]]
+    texts: list[list[str]] | None = None
+    """The samples' decoded answers (sample_pool fills them: what an analysis of the misses reads)."""
 
     def count_for_budget(self, i: int, budget: float) -> int:
         """N_G of problem i: the longest prefix of samples whose lengths sum to at most `budget` (>= 1)."""
@@ -146,6 +148,7 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     rewards = [[] for _ in range(n)]
     values = [[] for _ in range(n)]
     keys: list[list[str]] = [[] for _ in range(n)]
+    answers: list[list[str]] = [[] for _ in range(n)]
     spent = np.zeros(n, np.int64)
     # The prompts stay cached; each round's samples are dropped from the trie afterwards (memory).
     vocab = vocab_of(engine)
@@ -165,12 +168,13 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
             lengths[i].append(len(toks))
             rewards[i].append(task.verify_tokens(problems[i], toks, vocab))
             values[i].append(float(vals[j]))
-            keys[i].append(task.answer_key(problems[i], vocab.text(toks)))
+            answers[i].append(vocab.text(toks))
+            keys[i].append(task.answer_key(problems[i], answers[i][-1]))
             spent[i] += len(toks)
         engine.truncate(mark)
         prompts = engine.extend(texts, [len(p) for p in texts])
     return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
-                      [np.array(x, np.float64) for x in values], keys)
+                      [np.array(x, np.float64) for x in values], keys, answers)
 
 
 

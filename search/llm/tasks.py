@@ -273,26 +273,35 @@ class Countdown(Task):
             self._solution_cache[k] = sorted(set(out))
         return self._solution_cache[k]
 
-    def verify(self, problem: Problem, text: str) -> float:
+    ERRORS = ("malformed", "arithmetic", "number not available", "misses the target")
+    """What first_error can report, in the order it checks an answer."""
+
+    def first_error(self, problem: Problem, text: str) -> str:
+        """The first rule `text` breaks (one of ERRORS), or '' for a correct answer: a line count or a
+        line that is not `a op b=r`, a wrong result, an operand that is not left in the pool, or a
+        last result that is not the target."""
         if not isinstance(text, str) or len(text) > 4 * self.max_new_tokens:
-            return 0.0
+            return "malformed"
         pool = list(problem.numbers)
         lines = text.split("\n")
         if len(lines) != len(problem.numbers) - 1:
-            return 0.0
+            return "malformed"
         for line in lines:
             m = _LINE.fullmatch(line)
             if m is None or any(len(g) > _MAX_DIGITS for g in (m.group(1), m.group(3), m.group(4))):
-                return 0.0
+                return "malformed"
             a, op, b, r = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
             if _apply_op(a, op, b) != r:
-                return 0.0
+                return "arithmetic"
             for x in (a, b):
                 if x not in pool:
-                    return 0.0
+                    return "number not available"
                 pool.remove(x)
             pool.append(r)
-        return 1.0 if pool == [problem.target] else 0.0
+        return "" if pool == [problem.target] else "misses the target"
+
+    def verify(self, problem: Problem, text: str) -> float:
+        return 0.0 if self.first_error(problem, text) else 1.0
 
     def instruction(self, problem: Problem) -> str:
         numbers = ", ".join(map(str, problem.numbers))

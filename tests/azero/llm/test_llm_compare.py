@@ -56,6 +56,10 @@ def test_sample_pool_budget_prefixes(model, countdown):
         assert pool.lengths[i].sum() >= 40
         n = pool.count_for_budget(i, 40)
         assert pool.lengths[i][:n].sum() <= 40 or n == 1
+        # each sample's text is what its reward and answer key were read from
+        assert len(pool.texts[i]) == len(pool.keys[i]) == len(pool.rewards[i])
+        assert [countdown.verify(problems[i], t) for t in pool.texts[i]] == pool.rewards[i].tolist()
+        assert [countdown.answer_key(problems[i], t) for t in pool.texts[i]] == pool.keys[i]
     handmade = SamplePool([np.array([5, 5, 5])], [np.array([0.0, 1.0, 1.0])], [np.array([0.9, 0.1, 0.5])],
                           [["a", "b", "b"]])
     assert handmade.count_for_budget(0, 12) == 2 and handmade.count_for_budget(0, 3) == 1

@@ -17,25 +17,26 @@ def _problem(task, numbers, target):
     return Problem(key=key, prompt=tuple(prompt), numbers=tuple(numbers), target=target)
 
 
-@pytest.mark.parametrize("text, reward", [
-    ("7-5=2\n2*4=8", 0.0),        # 4 is not a given number
-    ("7-5=2\n3*2=6", 0.0),        # reaches 6, not the target 8
-    ("5+3=8\n8*1=8", 0.0),        # 1 is not given
-    ("7-3=4\n5+4=9", 0.0),        # wrong target
-    ("5*3=15\n15-7=8", 1.0),
-    ("3*5=15\n15-7=8", 1.0),      # operand order is free
-    ("7+5=12\n12-3=9", 0.0),      # 9 != 8
-    ("7-5=2\n2+3=5", 0.0),
-    ("7-5=3\n3+5=8", 0.0),        # wrong arithmetic
-    ("5*3=15\n15-7=8\n", 0.0),    # a third (empty) line
-    ("5*3=15", 0.0),              # unfinished
-    ("5*3=15\n15-7=08", 0.0),     # leading zero
-    ("15-7=8\n5*3=15", 0.0),      # uses 15 before it exists
-    ("7/3=2\n2+6=8", 0.0),        # inexact division
+@pytest.mark.parametrize("text, error", [
+    ("7-5=2\n2*4=8", "number not available"),   # 4 is not a given number
+    ("7-5=2\n3*2=6", "misses the target"),      # reaches 6, not the target 8
+    ("5+3=8\n8*1=8", "number not available"),   # 1 is not given
+    ("7-3=4\n5+4=9", "misses the target"),      # wrong target
+    ("5*3=15\n15-7=8", ""),
+    ("3*5=15\n15-7=8", ""),                     # operand order is free
+    ("7+5=12\n12-3=9", "misses the target"),    # 9 != 8
+    ("7-5=2\n2+3=5", "misses the target"),
+    ("7-5=3\n3+5=8", "arithmetic"),             # wrong arithmetic
+    ("5*3=15\n15-7=8\n", "malformed"),          # a third (empty) line
+    ("5*3=15", "malformed"),                     # unfinished
+    ("5*3=15\n15-7=08", "malformed"),            # leading zero
+    ("15-7=8\n5*3=15", "number not available"),  # uses 15 before it exists
+    ("7/3=2\n2+6=8", "arithmetic"),              # inexact division
 ])
-def test_countdown_verifier_known_answers(countdown, text, reward):
+def test_countdown_verifier_known_answers(countdown, text, error):
     p = _problem(countdown, (3, 5, 7), 8)
-    assert countdown.verify(p, text) == reward
+    assert countdown.first_error(p, text) == error
+    assert countdown.verify(p, text) == (0.0 if error else 1.0)
 
 
 def test_countdown_rejects_zero_and_negative_intermediates(countdown):
