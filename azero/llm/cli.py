@@ -95,8 +95,8 @@ def cmd_llm_train(args: argparse.Namespace) -> int:
     cfg = TrainConfig(steps=args.steps, batch=args.batch, lr=args.lr, rollouts=args.rollouts,
                       value_problems=args.value_problems, value_steps=args.value_steps,
                       value_mode=args.value_mode or "joint", value_train_share=args.value_train_share,
-                      eval_problems=args.eval_problems, eval_every=args.eval_every, seed=args.seed,
-                      threads=args.threads)
+                      value_labels=args.value_labels, eval_problems=args.eval_problems,
+                      eval_every=args.eval_every, seed=args.seed, threads=args.threads)
     if args.value_only:
         model, meta = load_checkpoint(out)
         if meta["task"] != args.task:
@@ -134,7 +134,7 @@ def _train_hf_value(args: argparse.Namespace, task) -> int:
     log = _log_to(out.with_suffix(".log"))
     cfg = TrainConfig(batch=args.batch, rollouts=args.rollouts, value_problems=args.value_problems,
                       value_steps=args.value_steps, value_mode="head", value_train_share=args.value_train_share,
-                      seed=args.seed, threads=args.threads)
+                      value_labels=args.value_labels, seed=args.seed, threads=args.threads)
     log(f"[value] HF model {args.hf_model}: {model.num_params():,} parameters (frozen), task {task.name}")
     torch.manual_seed(args.seed)
     info = {"value": train_value(model, task, cfg, log=log), "train": dataclasses.asdict(cfg)}
@@ -388,6 +388,10 @@ def add_llm_parser(subparsers) -> None:
     p.add_argument("--value-mode", default=None, choices=("joint", "head"),
                    help="joint: trunk + head learn the value (LM loss kept); head: LM frozen "
                         "(default joint; head with --hf-model)")
+    p.add_argument("--value-labels", default="outcome", choices=("outcome", "process"),
+                   help="outcome: every prefix of a rollout labelled by its reward; process: a wrong rollout's "
+                        "prefixes 1 until its first line that breaks the task's rules, 0 from there (a process "
+                        "reward model's step labels; countdown and game24; default outcome)")
     p.add_argument("--value-only", action="store_true", help="load --out and retrain only its value head")
     p.add_argument("--hf-model", metavar="PATH",
                    help=HF_MODEL_HELP + "; trains only a value head on it (frozen LM), written to --out "

@@ -149,6 +149,12 @@ class Task:
         """What majority voting compares: the final answer of `text` (normalised); '' if none."""
         raise NotImplementedError
 
+    def broken_line(self, problem: Problem, text: str) -> int | None:
+        """For a wrong answer, the index of the first line whose end makes it wrong whatever follows
+        (what process labels of the value head read); None when the answer is right or the task
+        cannot tell (its value head then learns from outcomes alone)."""
+        return None
+
     # -- shared
     def finished(self, n_generated: int, n_lines: int, last_token: int) -> bool:
         """Whether an answer is over: <eos>, the step limit (n_lines newlines written) or the token limit."""
@@ -280,25 +286,36 @@ class Countdown(Task):
         """The first rule `text` breaks (one of ERRORS), or '' for a correct answer: a line count or a
         line that is not `a op b=r`, a wrong result, an operand that is not left in the pool, or a
         last result that is not the target."""
+        return self._check(problem, text)[0]
+
+    def broken_line(self, problem: Problem, text: str) -> int | None:
+        error, line = self._check(problem, text)
+        return line if error else None
+
+    def _check(self, problem: Problem, text: str) -> tuple[str, int]:
+        """(first_error, the index of the line that breaks it; 0 when correct)."""
         if not isinstance(text, str) or len(text) > 4 * self.max_new_tokens:
-            return "malformed"
+            return "malformed", 0
         pool = list(problem.numbers)
         lines = text.split("\n")
-        if len(lines) != len(problem.numbers) - 1:
-            return "malformed"
-        for line in lines:
+        steps = len(problem.numbers) - 1
+        for k, line in enumerate(lines):
+            if k == steps:
+                return "malformed", k  # a line more than the answer has
             m = _LINE.fullmatch(line)
             if m is None or any(len(g) > _MAX_DIGITS for g in (m.group(1), m.group(3), m.group(4))):
-                return "malformed"
+                return "malformed", k
             a, op, b, r = int(m.group(1)), m.group(2), int(m.group(3)), int(m.group(4))
             if _apply_op(a, op, b) != r:
-                return "arithmetic"
+                return "arithmetic", k
             for x in (a, b):
                 if x not in pool:
-                    return "number not available"
+                    return "number not available", k
                 pool.remove(x)
             pool.append(r)
-        return "" if pool == [problem.target] else "misses the target"
+        if len(lines) < steps:
+            return "malformed", len(lines) - 1  # it stopped short
+        return ("", 0) if pool == [problem.target] else ("misses the target", len(lines) - 1)
 
     def verify(self, problem: Problem, text: str) -> float:
         return 0.0 if self.first_error(problem, text) else 1.0

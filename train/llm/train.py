@@ -60,6 +60,11 @@ class TrainConfig:
     """Share of the value problems drawn from the LM's train split instead of the 'value' split."""
     value_mode: str = "joint"
     """'joint': trunk and head learn (value BCE + the LM's own loss); 'head': LM frozen, head only."""
+    value_labels: str = "outcome"
+    """'outcome': every prefix of a rollout is labelled with its reward. 'process': a wrong rollout's
+    prefixes are labelled 1 up to the end of the first line that breaks the task's rules
+    (Task.broken_line) and 0 from there, as a process reward model learns which step went wrong
+    (tasks that cannot tell fall back to outcomes)."""
     eval_problems: int = 200
     """Test problems for the greedy accuracy printed during and after training."""
     eval_every: int = 500
@@ -193,9 +198,29 @@ def finetune_lm(model: TinyGPT, seqs: list[list[int]], prompt_lens: list[int], *
     return float(ema)
 
 
+VALUE_LABELS = ("outcome", "process")
+
+
+def label_cut(task: Task, problem, tokens: list[int], reward: float, vocab, labels: str = "outcome") -> int:
+    """How many answer tokens a prefix of this rollout may hold and still be labelled 1: all of them
+    (and the finished answer) when it is right; none for a wrong one under outcome labels; under
+    process labels, those before the end of its first broken line (the newline closing it, or the
+    whole answer for its last line)."""
+    if reward > 0:
+        return len(tokens) + 1
+    if labels == "outcome":
+        return 0
+    line = task.broken_line(problem, vocab.text(tokens))
+    if line is None:
+        return 0
+    ends = [k for k, t in enumerate(tokens) if vocab.lines([t])]  # the tokens that end a line
+    return ends[line] + 1 if line < len(ends) else len(tokens)
+
+
 def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print,
                    features: list | None = None):
-    """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards, keys).
+    """Verified samples of the LM on 'value' (and train) problems: (sequences, prompt lengths, rewards,
+    keys, label cuts: label_cut of each under cfg.value_labels).
 
     features: a list that receives, per sample, the final hidden states (float32 [n, d_model]) of its
     answer prefixes (lengths pl .. len, the positions _value_batch masks), read from the engine's
@@ -211,7 +236,9 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
         problems = problems[: cfg.value_problems]
     engine = LMEngine(model, keep_hidden=features is not None)
     vocab = vocab_of(engine)
-    seqs, prompt_lens, rewards, keys = [], [], [], []
+    if cfg.value_labels not in VALUE_LABELS:
+        raise ValueError(f"value_labels must be one of {VALUE_LABELS}, got {cfg.value_labels!r}")
+    seqs, prompt_lens, rewards, keys, cuts = [], [], [], [], []
     chunk = max(1, 512 // cfg.rollouts)
     for i in range(0, len(problems), chunk):
         batch = [p for p in problems[i: i + chunk] for _ in range(cfg.rollouts)]
@@ -221,21 +248,29 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
             seqs.append(prompt + t)
             prompt_lens.append(len(prompt))
             rewards.append(task.verify_tokens(p, t, vocab))
+            cuts.append(label_cut(task, p, t, rewards[-1], vocab, cfg.value_labels))
             keys.append(p.key)
             if features is not None:
                 features.append(engine.hidden_of(engine.path(int(node))[len(prompt) - 1:]))
         engine.clear()
     log(f"[value] {len(problems)} problems x {cfg.rollouts} rollouts: sampled success rate {np.mean(rewards):.3f}")
-    return seqs, np.array(prompt_lens), np.array(rewards, np.float32), keys
+    return seqs, np.array(prompt_lens), np.array(rewards, np.float32), keys, np.array(cuts, np.int64)
 
 
-def _value_batch(seqs, prompt_lens, rewards, idx):
+def _prefix_labels(cut: int, n: int) -> np.ndarray:
+    """The labels of a rollout's n answer prefixes (0 .. n - 1 answer tokens and so on): 1 below `cut`."""
+    return (np.arange(n) < cut).astype(np.float32)
+
+
+def _value_batch(seqs, prompt_lens, cuts, idx):
     """Padded sequences [B, T], the mask of their answer prefixes (positions pl-1 .. len-1) and labels."""
     x = _pad([seqs[i] for i in idx])
     mask = torch.zeros(x.shape, dtype=torch.bool)
+    labels = torch.zeros(x.shape, dtype=torch.float32)
     for j, i in enumerate(idx):
-        mask[j, prompt_lens[i] - 1: len(seqs[i])] = True
-    labels = torch.as_tensor(rewards[idx])[:, None].expand(x.shape)
+        start, end = prompt_lens[i] - 1, len(seqs[i])
+        mask[j, start:end] = True
+        labels[j, start:end] = torch.from_numpy(_prefix_labels(cuts[i], end - start))
     return x, mask, labels
 
 
@@ -277,14 +312,14 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
     joint = cfg.value_mode == "joint"
     # A frozen LM's hidden states never change: take them from the rollouts' own forward passes.
     feats: list | None = None if joint else []
-    seqs, prompt_lens, rewards, keys = value_rollouts(model, task, cfg, log=log, features=feats)
+    seqs, prompt_lens, rewards, keys, cuts = value_rollouts(model, task, cfg, log=log, features=feats)
     held = np.array([_held_out(k) for k in keys])
     fit_idx, held_idx = np.flatnonzero(~held), np.flatnonzero(held)
 
     def head_batch(idx):
         """(hidden [n, d], labels [n]) of every answer prefix of the samples idx (head mode)."""
         h = torch.from_numpy(np.concatenate([feats[i] for i in idx]))
-        y = torch.from_numpy(np.concatenate([np.full(len(feats[i]), rewards[i], np.float32) for i in idx]))
+        y = torch.from_numpy(np.concatenate([_prefix_labels(cuts[i], len(feats[i])) for i in idx]))
         return h, y
 
     params = list(model.parameters()) if joint else list(model.value_mlp.parameters())
@@ -301,7 +336,7 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
         model.train()
         idx = rng.choice(fit_idx, size=seq_batch)
         if joint:
-            x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
+            x, mask, labels = _value_batch(seqs, prompt_lens, cuts, idx)
             _, hidden, _ = model(x)
             bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden)[mask], labels[mask])
         else:
@@ -321,14 +356,15 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
         if step % 100 == 0 or step == cfg.value_steps:
             log(f"[value] step {step} bce {ema:.4f} ({cfg.value_mode})")
     model.eval()
-    summary = {"rollout_success": float(rewards.mean()), "mode": cfg.value_mode, "train_bce": float(ema or 0.0)}
+    summary = {"rollout_success": float(rewards.mean()), "mode": cfg.value_mode, "labels": cfg.value_labels,
+               "train_bce": float(ema or 0.0)}
     if held_idx.size:
         with torch.no_grad():
             finals, bces = [], []
             for i in range(0, held_idx.size, 256):
                 idx = held_idx[i: i + 256]
                 if joint:
-                    x, mask, labels = _value_batch(seqs, prompt_lens, rewards, idx)
+                    x, mask, labels = _value_batch(seqs, prompt_lens, cuts, idx)
                     _, hidden, _ = model(x)
                     vl = model.value_logit(hidden)
                     bces.append(F.binary_cross_entropy_with_logits(vl[mask], labels[mask], reduction="sum").item())
