@@ -205,7 +205,7 @@ def _value_defaults(model, task, terminal: str | None, value_source: str | None)
 def cmd_llm_solve(args: argparse.Namespace) -> int:
     import torch
 
-    from azero.llm.baselines import beam_decode, greedy_decode
+    from azero.llm.baselines import beam_decode, greedy_decode, rebase_decode
     from azero.search.llm.searchers import mcts_decode, tree_search_config
     from azero.search.llm.vocab import vocab_of
     from azero.train.llm.engine import LMEngine
@@ -221,6 +221,11 @@ def cmd_llm_solve(args: argparse.Namespace) -> int:
             answers = greedy_decode(eng, task, problems)
         elif args.method == "beam":
             answers = beam_decode(eng, task, problems, width=args.width)
+        elif args.method == "rebase":
+            if args.width < 1:
+                raise ValueError(f"--width (REBASE's finished answers) must be >= 1, got {args.width}")
+            answers = rebase_decode(eng, task, problems, answers=args.width, seed=args.seed,
+                                    balance_temperature=args.balance_temperature)
         else:
             algorithm, level = args.method.split("-")
             answers = mcts_decode(eng, task, problems, tree_search_config(
@@ -411,9 +416,12 @@ def add_llm_parser(subparsers) -> None:
                                   "checked against a --ckpt)")
     _add_hf_model_args(p)
     _add_search_args(p)
-    p.add_argument("--method", default="puct-token", choices=("greedy", "beam") + SEARCH_METHODS)
+    p.add_argument("--method", default="puct-token", choices=("greedy", "beam", "rebase") + SEARCH_METHODS,
+                   help="decoding (rebase: REBASE's tree, answering with the value-weighted vote over its answers)")
     p.add_argument("--sims", type=int, default=32, help="tree search: simulations per move (default 32)")
-    p.add_argument("--width", type=int, default=4, help="beam width (default 4)")
+    p.add_argument("--width", type=int, default=4, help="beam width, or REBASE's finished answers (default 4)")
+    p.add_argument("--balance-temperature", type=float, default=0.2, metavar="T",
+                   help="REBASE: next steps shared by softmax(value / T) (default 0.2)")
     p.add_argument("-n", type=int, default=10, help="test problems (default 10)")
     p.set_defaults(func=cmd_llm_solve)
 

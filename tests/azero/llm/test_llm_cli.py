@@ -23,6 +23,13 @@ def test_cli_train_solve_compare(tmp_path, capsys):
     assert "[value] done" in ckpt.with_suffix(".log").read_text()
     rc = llm_main(["solve", "--ckpt", str(ckpt), "--method", "puct-step", "--sims", "2", "-n", "2"])
     assert rc == 0 and "correct; per problem" in capsys.readouterr().out
+    rc = llm_main(["solve", "--ckpt", str(ckpt), "--method", "rebase", "--width", "3", "-n", "2"])
+    assert rc == 0 and "correct; per problem" in capsys.readouterr().out
+    assert llm_main(["solve", "--ckpt", str(ckpt), "--method", "rebase", "--width", "0", "-n", "2"]) == 2
+    assert "--width (REBASE's finished answers) must be >= 1" in capsys.readouterr().err
+    assert llm_main(["compare", "--ckpt", str(ckpt), "--methods", "rebase", "--balance-temperature", "0",
+                     "--out", str(tmp_path / "bad")]) == 2
+    assert "balance temperature (REBASE) must be > 0" in capsys.readouterr().err
     out = tmp_path / "cmp"
     rc = llm_main(["compare", "--ckpt", str(ckpt), "--budgets", "16", "--problems", "2", "--batch", "2",
                    "--methods", "greedy,bon-value,puct-token", "--out", str(out)])
