@@ -147,6 +147,21 @@ def test_step_search_runs_in_model_tokens(bpe_model):
     assert eng.meter.forward_tokens < eng.meter.forward_tokens_uncached
 
 
+def test_rebase_runs_in_model_tokens(bpe_model):
+    """REBASE's rounds end at a model token that closes a line, as the MCTS step level's do."""
+    from azero.llm.baselines import rebase_finals
+
+    task = make_task("sum3")
+    problems = task.problems("test", 2, seed=5)
+    finals = rebase_finals(LMEngine(bpe_model), task, problems, answers=5, seed=3)
+    vocab = bpe_model.vocab
+    assert [len(f) for f in finals] == [5, 5]
+    for f in finals:
+        for toks, values in f:
+            assert task.finished(len(toks), vocab.lines(toks), toks[-1]) and set(vocab.text(toks)) <= set(CHARS)
+            assert 1 <= len(values) <= vocab.lines(toks) + 1  # one value per step
+
+
 def test_a_tokenizer_missing_a_task_character_is_named(tmp_path):
     from tokenizers import Tokenizer, models
 
