@@ -74,11 +74,15 @@ def main() -> None:
                 errors[task.first_error(problems[i], pool.texts[i][j])] += 1
     m = np.array(misses)
     n = len(problems)
-    print(f"{task.name}, {n} test problems, {args.budget} tokens (about {np.mean([pool.count_for_budget(i, args.budget) for i in range(n)]):.0f} samples), seed {args.seed}")
+    samples = np.mean([pool.count_for_budget(i, args.budget) for i in range(n)])
+    print(f"{task.name}, {n} test problems, {args.budget} tokens (about {samples:.0f} samples), seed {args.seed}")
     print(f"  weighted vote {100 * vote / n:.1f}%, Pareto ceiling of (count, value) rules {100 * ceiling / n:.1f}%, "
           f"pass@N {100 * oracle / n:.1f}%")
-    print(f"  vote wrong with a correct sample: {len(m)} problems; the chosen wrong answer: {m[:, 0].mean():.1f} samples, "
-          f"mean value {m[:, 1].mean():.2f}; the best correct one: {m[:, 2].mean():.1f} samples, mean value "
+    if not len(m):
+        print("  the vote is wrong nowhere a sample is right")
+        return
+    print(f"  vote wrong with a correct sample: {len(m)} problems; the chosen wrong answer: "
+          f"{m[:, 0].mean():.1f} samples, mean value {m[:, 1].mean():.2f}; the best correct one: {m[:, 2].mean():.1f} samples, mean value "
           f"{m[:, 3].mean():.2f}; correct rated higher in {100 * np.mean(m[:, 3] > m[:, 1]):.0f}%, "
           f"sampled more in {100 * np.mean(m[:, 2] > m[:, 0]):.0f}%")
     if errors:

@@ -319,13 +319,14 @@ def rebase_finals(engine: PrefixEngine, task: Task, problems: Sequence[Problem],
     Every sampled step is paid for; an answer costs its length, as a sample does."""
     if answers < 1:
         raise ValueError(f"answers must be >= 1, got {answers}")
+    if not balance_temperature > 0:  # before any compute, not at the first round's widths
+        raise ValueError(f"the balance temperature must be > 0, got {balance_temperature}")
     rng = np.random.default_rng([seed, 8])
 
     def keep(cands, left):
         widths = balanced_widths(np.array([vals[-1] for _, _, vals in cands]), left, balance_temperature)
         return [(toks, node, vals, int(w)) for (toks, node, vals), w in zip(cands, widths) if w > 0]
 
-    balanced_widths(np.zeros(1), 1, balance_temperature)  # a bad temperature fails before any compute
     return _grow(engine, task, problems, first=answers, target=answers, keep=keep, temperature=temperature, rng=rng)
 
 

@@ -65,7 +65,8 @@ SEARCH_DEFAULTS: dict[str, dict] = {
 VOTED_SEARCH_METHODS = ("puct-step-weighted", "gumbel-step-weighted")
 """A search method answering with the value-weighted vote over its trees' finished answers."""
 METHODS = ("greedy", "sample", "bon-value", "bon-majority", "bon-weighted", "oracle", "beam", "step-beam",
-           "step-beam-weighted", "dvts", "dvts-weighted", "rebase", "rebase-weighted") + SEARCH_METHODS + VOTED_SEARCH_METHODS
+           "step-beam-weighted", "dvts", "dvts-weighted", "rebase", "rebase-weighted") \
+    + SEARCH_METHODS + VOTED_SEARCH_METHODS
 
 
 @dataclasses.dataclass
@@ -107,7 +108,8 @@ class CompareConfig:
     problems at a time)."""
     balance_temperature: float = 0.2
     """REBASE: next steps are shared among live partial answers by softmax(value / T) (0.2: chosen on
-    the value split, docs/llm/rebase)."""
+    problems outside the protocol, countdown3's test problems 501-1,000 and game24's value split;
+    README, "A tree that spends its whole budget")."""
     search_overrides: dict = dataclasses.field(default_factory=dict)
     """Per search method, fields to set by name (TreeSearchConfig's or its SearchConfig's), e.g.
     {'gumbel-token': {'gumbel_c_scale': 0.1}}; applied on top of SEARCH_DEFAULTS."""
