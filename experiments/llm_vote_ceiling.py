@@ -8,7 +8,8 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
   that front, so on these samples it is right at most there;
 - on the problems the vote gets wrong while the pool holds a correct answer: the chosen wrong
   answer's and the best correct answer's sample count and mean value, how often the correct one is
-  rated higher, and (Countdown and Game24) the first rule each chosen wrong answer breaks.
+  rated higher, and (Countdown and Game24) the first rule each chosen wrong answer breaks;
+- the vote with each sample weighted by value ** a instead of the value (a = 1 is the vote).
 
     python experiments/llm_vote_ceiling.py docs/llm/value8x/countdown.safetensors --problems 500
 """
@@ -39,6 +40,20 @@ def on_front(groups, key) -> bool:
     """Whether no other answer has at least the count and the mean value of `key`, one of them more."""
     c, v, _ = groups[key]
     return not any((c2 >= c and v2 >= v) and (c2 > c or v2 > v) for k2, (c2, v2, _) in groups.items() if k2 != key)
+
+
+def powered_vote(pool, i: int, budget: int, a: float) -> float:
+    """The reward of the answer whose samples' value ** a sum highest (ties: earliest), problem i."""
+    n = pool.count_for_budget(i, budget)
+    score: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for j, k in enumerate(pool.keys[i][:n]):
+        if k:
+            score[k] = score.get(k, 0.0) + max(float(pool.values[i][j]), 0.0) ** a
+            first.setdefault(k, j)
+    if not score:
+        return 0.0
+    return float(pool.rewards[i][first[max(score, key=lambda k: (score[k], -first[k]))]])
 
 
 def main() -> None:
@@ -72,12 +87,15 @@ def main() -> None:
             if hasattr(task, "first_error"):
                 j = keys.index(chosen)
                 errors[task.first_error(problems[i], pool.texts[i][j])] += 1
+    powers = {a: 100 * np.mean([powered_vote(pool, i, args.budget, a) for i in range(len(problems))])
+              for a in (0.25, 0.5, 1, 2, 4, 8)}
     m = np.array(misses)
     n = len(problems)
     samples = np.mean([pool.count_for_budget(i, args.budget) for i in range(n)])
     print(f"{task.name}, {n} test problems, {args.budget} tokens (about {samples:.0f} samples), seed {args.seed}")
     print(f"  weighted vote {100 * vote / n:.1f}%, Pareto ceiling of (count, value) rules {100 * ceiling / n:.1f}%, "
           f"pass@N {100 * oracle / n:.1f}%")
+    print("  vote weighted by value ** a: " + ", ".join(f"a = {a:g}: {acc:.1f}%" for a, acc in powers.items()))
     if not len(m):
         print("  the vote is wrong nowhere a sample is right")
         return
