@@ -42,20 +42,6 @@ def on_front(groups, key) -> bool:
     return not any((c2 >= c and v2 >= v) and (c2 > c or v2 > v) for k2, (c2, v2, _) in groups.items() if k2 != key)
 
 
-def powered_vote(pool, i: int, budget: int, a: float) -> float:
-    """The reward of the answer whose samples' value ** a sum highest (ties: earliest), problem i."""
-    n = pool.count_for_budget(i, budget)
-    score: dict[str, float] = {}
-    first: dict[str, int] = {}
-    for j, k in enumerate(pool.keys[i][:n]):
-        if k:
-            score[k] = score.get(k, 0.0) + max(float(pool.values[i][j]), 0.0) ** a
-            first.setdefault(k, j)
-    if not score:
-        return 0.0
-    return float(pool.rewards[i][first[max(score, key=lambda k: (score[k], -first[k]))]])
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ckpt")
@@ -87,8 +73,8 @@ def main() -> None:
             if hasattr(task, "first_error"):
                 j = keys.index(chosen)
                 errors[task.first_error(problems[i], pool.texts[i][j])] += 1
-    powers = {a: 100 * np.mean([powered_vote(pool, i, args.budget, a) for i in range(len(problems))])
-              for a in (0.25, 0.5, 1, 2, 4, 8)}
+    powers = {a: 100 * np.mean([pool.select(i, pool.count_for_budget(i, args.budget), "weighted", power=a)[0]
+                                for i in range(len(problems))]) for a in (0.25, 0.5, 1, 2, 4, 8)}
     m = np.array(misses)
     n = len(problems)
     samples = np.mean([pool.count_for_budget(i, args.budget) for i in range(n)])

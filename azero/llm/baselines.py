@@ -115,8 +115,9 @@ class SamplePool:
         csum = np.cumsum(self.lengths[i])
         return max(1, int(np.searchsorted(csum, budget, side="right")))
 
-    def select(self, i: int, n: int, method: str) -> tuple[float, int]:
-        """(reward of the method's choice among the first n samples of problem i, tokens spent)."""
+    def select(self, i: int, n: int, method: str, *, power: float = 1.0) -> tuple[float, int]:
+        """(reward of the method's choice among the first n samples of problem i, tokens spent).
+        power: the weighted vote weighs each sample by value ** power (1: search-and-learn's vote)."""
         r, spent = self.rewards[i][:n], int(self.lengths[i][:n].sum())
         if method == "oracle":
             return float(r.max()), spent
@@ -127,7 +128,7 @@ class SamplePool:
             first: dict[str, int] = {}
             for j, k in enumerate(self.keys[i][:n]):
                 if k:
-                    weight = 1.0 if method == "majority" else max(float(self.values[i][j]), 0.0)
+                    weight = 1.0 if method == "majority" else max(float(self.values[i][j]), 0.0) ** power
                     counts[k] = counts.get(k, 0.0) + weight
                     first.setdefault(k, j)
             if not counts:

@@ -71,6 +71,8 @@ def test_sample_pool_budget_prefixes(model, countdown):
     heavier = SamplePool([np.array([5, 5, 5])], [np.array([0.0, 1.0, 1.0])], [np.array([0.5, 0.3, 0.4])],
                          [["a", "b", "b"]])
     assert heavier.select(0, 3, "weighted") == (1.0, 15) and heavier.select(0, 3, "value") == (0.0, 15)
+    # value ** 4: "a" 0.0625 against "b" 0.0081 + 0.0256; the sharper weight follows the single best value
+    assert heavier.select(0, 3, "weighted", power=4.0) == (0.0, 15)
 
 
 def test_search_config_overrides_apply_per_method():
