@@ -8,8 +8,12 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
   that front, so on these samples it is right at most there;
 - on the problems the vote gets wrong while the pool holds a correct answer: the chosen wrong
   answer's and the best correct answer's sample count and mean value, how often the correct one is
-  rated higher, and (Countdown and Game24) the first rule each chosen wrong answer breaks;
-- the vote with each sample weighted by value ** a instead of the value (a = 1 is the vote).
+  rated higher, and (Countdown and Game24) the first rule each chosen wrong answer breaks and how
+  sure the LM was of the line that breaks it;
+- the vote with each sample weighted by value ** a instead of the value (a = 1 is the vote);
+- the generator's own confidence as the judge (DeepConf's offline vote, Fu et al. 2025, with a
+  sample's confidence the probability of its least likely token): its AUC beside the value head's,
+  and the vote weighted by it and by value x confidence.
 
     python experiments/llm_vote_ceiling.py docs/llm/value8x/countdown.safetensors --problems 500
 """
@@ -17,6 +21,7 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -25,6 +30,7 @@ from azero.llm.baselines import sample_pool
 from azero.search.llm.tasks import make_task
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.model import load_checkpoint
+from azero.train.llm.train import roc_auc
 
 
 def answer_groups(keys, values, rewards):
@@ -42,6 +48,18 @@ def on_front(groups, key) -> bool:
     return not any((c2 >= c and v2 >= v) and (c2 > c or v2 > v) for k2, (c2, v2, _) in groups.items() if k2 != key)
 
 
+def line_confidence(task, problem, text: str, token_logprobs: np.ndarray) -> float:
+    """The probability the LM gave the least likely token of the line where `text` breaks the task's
+    rules (one token per character: TinyGPT's vocabulary); nan when no line is broken."""
+    line = task.broken_line(problem, text)
+    if line is None:
+        return float("nan")
+    lines = text.split("\n")
+    start = sum(len(x) + 1 for x in lines[:line])
+    span = token_logprobs[start: start + len(lines[line])]
+    return float(np.exp(span.min())) if span.size else float("nan")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("ckpt")
@@ -56,6 +74,7 @@ def main() -> None:
     vote = ceiling = oracle = 0
     misses = []
     errors: Counter[str] = Counter()
+    slip_confidence: list[float] = []
     for i in range(len(problems)):
         n = pool.count_for_budget(i, args.budget)
         rewards, values, keys = pool.rewards[i][:n], pool.values[i][:n], pool.keys[i][:n]
@@ -73,14 +92,28 @@ def main() -> None:
             if hasattr(task, "first_error"):
                 j = keys.index(chosen)
                 errors[task.first_error(problems[i], pool.texts[i][j])] += 1
+                slip_confidence.append(line_confidence(task, problems[i], pool.texts[i][j], pool.token_logprobs[i][j]))
     powers = {a: 100 * np.mean([pool.select(i, pool.count_for_budget(i, args.budget), "weighted", power=a)[0]
                                 for i in range(len(problems))]) for a in (0.25, 0.5, 1, 2, 4, 8)}
+    # A slip the LM itself doubts would show as one unlikely token; the confidence is that token's p.
+    confidence = [np.array([np.exp(lp.min()) if lp.size else 0.0 for lp in row]) for row in pool.token_logprobs]
+    judges = {"value": pool.values, "confidence": confidence,
+              "value x confidence": [v * c for v, c in zip(pool.values, confidence)]}
+    firsts = [slice(0, pool.count_for_budget(i, args.budget)) for i in range(len(problems))]
+    rewards_all = np.concatenate([pool.rewards[i][f] for i, f in enumerate(firsts)])
+    judged = {}
+    for name, scores in judges.items():
+        weighted = dataclasses.replace(pool, values=scores)
+        acc = 100 * np.mean([weighted.select(i, f.stop, "weighted")[0] for i, f in enumerate(firsts)])
+        judged[name] = (roc_auc(np.concatenate([s[f] for s, f in zip(scores, firsts)]), rewards_all), acc)
     m = np.array(misses)
     n = len(problems)
     samples = np.mean([pool.count_for_budget(i, args.budget) for i in range(n)])
     print(f"{task.name}, {n} test problems, {args.budget} tokens (about {samples:.0f} samples), seed {args.seed}")
     print(f"  weighted vote {100 * vote / n:.1f}%, Pareto ceiling of (count, value) rules {100 * ceiling / n:.1f}%, "
           f"pass@N {100 * oracle / n:.1f}%")
+    print("  judge (AUC over samples, weighted vote): " + "; ".join(
+        f"{k} {auc:.3f}, {acc:.1f}%" for k, (auc, acc) in judged.items()))
     print("  vote weighted by value ** a: " + ", ".join(f"a = {a:g}: {acc:.1f}%" for a, acc in powers.items()))
     if not len(m):
         print("  the vote is wrong nowhere a sample is right")
@@ -91,6 +124,10 @@ def main() -> None:
           f"sampled more in {100 * np.mean(m[:, 2] > m[:, 0]):.0f}%")
     if errors:
         print("  the chosen wrong answers break: " + ", ".join(f"{k} {v}" for k, v in errors.most_common()))
+        slips = np.array([c for c in slip_confidence if np.isfinite(c)])
+        if slips.size:
+            print(f"  the LM wrote the broken line's least likely token at p {np.median(slips):.2f} (median); "
+                  f"every token of it above 0.9 in {100 * np.mean(slips > 0.9):.0f}% of them")
 
 
 if __name__ == "__main__":

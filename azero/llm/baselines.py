@@ -109,6 +109,8 @@ class SamplePool:
     keys: list[list[str]]
     texts: list[list[str]] | None = None
     """The samples' decoded answers (sample_pool fills them: what an analysis of the misses reads)."""
+    token_logprobs: list[list[np.ndarray]] | None = None
+    """Each sample's per-token log-probabilities under the model (sample_pool fills them)."""
 
     def count_for_budget(self, i: int, budget: float) -> int:
         """N_G of problem i: the longest prefix of samples whose lengths sum to at most `budget` (>= 1)."""
@@ -150,6 +152,7 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     values = [[] for _ in range(n)]
     keys: list[list[str]] = [[] for _ in range(n)]
     answers: list[list[str]] = [[] for _ in range(n)]
+    token_lps: list[list[np.ndarray]] = [[] for _ in range(n)]
     spent = np.zeros(n, np.int64)
     # The prompts stay cached; each round's samples are dropped from the trie afterwards (memory).
     vocab = vocab_of(engine)
@@ -170,12 +173,13 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
             rewards[i].append(task.verify_tokens(problems[i], toks, vocab))
             values[i].append(float(vals[j]))
             answers[i].append(vocab.text(toks))
+            token_lps[i].append(np.asarray(gen.token_logprobs[j], np.float64))
             keys[i].append(task.answer_key(problems[i], answers[i][-1]))
             spent[i] += len(toks)
         engine.truncate(mark)
         prompts = engine.extend(texts, [len(p) for p in texts])
     return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
-                      [np.array(x, np.float64) for x in values], keys, answers)
+                      [np.array(x, np.float64) for x in values], keys, answers, token_lps)
 
 
 

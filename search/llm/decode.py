@@ -46,6 +46,9 @@ class Generation:
     """float64 [n]: sum of the model's (temperature 1) log-probabilities of the generated tokens."""
     done: np.ndarray
     """bool [n]: the answer is finished (Task.finished), not just the step."""
+    token_logprobs: list[list[float]] = dataclasses.field(default_factory=list)
+    """Each row's per-token model log-probabilities (temperature 1; logprob is their sum): the
+    generator's own confidence, token by token."""
 
 
 def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]], prompt_lens: Sequence[int], *,
@@ -69,6 +72,7 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
         uniforms = (rng if rng is not None else np.random.default_rng()).random((n, task.max_new_tokens))
     nodes = np.asarray(starts, np.int64) if starts is not None else engine.extend(seqs, p_lens)
     out_tokens: list[list[int]] = [[] for _ in range(n)]
+    out_lps: list[list[float]] = [[] for _ in range(n)]
     logprob = np.zeros(n, np.float64)
     done = np.zeros(n, np.bool_)
     active = np.array([not task.finished(int(g), int(k), s[-1] if g > 0 else -1)
@@ -90,13 +94,15 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
             bad = ~allowed[tok]
             if bad.any():
                 tok[bad] = np.argmax(p[bad], axis=1)
-        logprob[rows] += lp_model[np.arange(len(rows)), tok]
+        lp_tok = lp_model[np.arange(len(rows)), tok]
+        logprob[rows] += lp_tok
         engine.meter.generated_tokens += len(rows)
         new_prefixes = []
         for j, r in enumerate(rows):
             t = int(tok[j])
             seqs[r].append(t)
             out_tokens[r].append(t)
+            out_lps[r].append(float(lp_tok[j]))
             gen_len[r] += 1
             lines[r] += bool(step_end[t])
             new_prefixes.append(seqs[r])
@@ -110,4 +116,4 @@ def generate(engine: PrefixEngine, task: Task, prefixes: Sequence[Sequence[int]]
             elif stop_at_newline and step_end[t]:
                 active[r] = False
         step += 1
-    return Generation(out_tokens, nodes, logprob, done)
+    return Generation(out_tokens, nodes, logprob, done, out_lps)

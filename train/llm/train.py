@@ -223,7 +223,7 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
     keys, label cuts: label_cut of each under cfg.value_labels).
 
     features: a list that receives, per sample, the final hidden states (float32 [n, d_model]) of its
-    answer prefixes (lengths pl .. len, the positions _value_batch masks), read from the engine's
+    answer prefixes (lengths pl .. len, the positions value_batch masks), read from the engine's
     memo as the samples are drawn: a frozen LM's head is then fitted without running the LM again."""
     rng = np.random.default_rng(cfg.seed + 7)
     problems = task.problems("value", cfg.value_problems, seed=cfg.seed + 7, distinct=False)
@@ -262,7 +262,7 @@ def _prefix_labels(cut: int, n: int) -> np.ndarray:
     return (np.arange(n) < cut).astype(np.float32)
 
 
-def _value_batch(seqs, prompt_lens, cuts, idx):
+def prefix_batch(seqs, prompt_lens, cuts, idx):
     """Padded sequences [B, T], the mask of their answer prefixes (positions pl-1 .. len-1) and labels."""
     x = _pad([seqs[i] for i in idx])
     mask = torch.zeros(x.shape, dtype=torch.bool)
@@ -274,7 +274,7 @@ def _value_batch(seqs, prompt_lens, cuts, idx):
     return x, mask, labels
 
 
-def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
+def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """Probability that a correct answer scores above a wrong one (ties count half)."""
     pos, neg = scores[labels == 1], scores[labels == 0]
     if not len(pos) or not len(neg):
@@ -336,7 +336,7 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
         model.train()
         idx = rng.choice(fit_idx, size=seq_batch)
         if joint:
-            x, mask, labels = _value_batch(seqs, prompt_lens, cuts, idx)
+            x, mask, labels = prefix_batch(seqs, prompt_lens, cuts, idx)
             _, hidden, _ = model(x)
             bce = F.binary_cross_entropy_with_logits(model.value_logit(hidden)[mask], labels[mask])
         else:
@@ -364,7 +364,7 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
             for i in range(0, held_idx.size, 256):
                 idx = held_idx[i: i + 256]
                 if joint:
-                    x, mask, labels = _value_batch(seqs, prompt_lens, cuts, idx)
+                    x, mask, labels = prefix_batch(seqs, prompt_lens, cuts, idx)
                     _, hidden, _ = model(x)
                     vl = model.value_logit(hidden)
                     bces.append(F.binary_cross_entropy_with_logits(vl[mask], labels[mask], reduction="sum").item())
@@ -378,7 +378,7 @@ def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[
                     finals.append(torch.sigmoid(vl[torch.as_tensor(ends)]).numpy())
             n_pos = sum(len(seqs[j]) - prompt_lens[j] + 1 for j in held_idx)
             summary["heldout_bce"] = float(sum(bces) / n_pos)
-            summary["heldout_auc_final"] = _auc(np.concatenate(finals), rewards[held_idx])
+            summary["heldout_auc_final"] = roc_auc(np.concatenate(finals), rewards[held_idx])
     log(f"[value] done in {time.perf_counter() - t0:.0f}s: " + ", ".join(
         f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in summary.items()))
     return summary

@@ -60,6 +60,9 @@ def test_sample_pool_budget_prefixes(model, countdown):
         assert len(pool.texts[i]) == len(pool.keys[i]) == len(pool.rewards[i])
         assert [countdown.verify(problems[i], t) for t in pool.texts[i]] == pool.rewards[i].tolist()
         assert [countdown.answer_key(problems[i], t) for t in pool.texts[i]] == pool.keys[i]
+        # one log-probability per generated token, each a probability's log (the confidence judge)
+        assert [len(lp) for lp in pool.token_logprobs[i]] == pool.lengths[i].tolist()
+        assert all(((lp <= 0) & np.isfinite(lp)).all() for lp in pool.token_logprobs[i])
     handmade = SamplePool([np.array([5, 5, 5])], [np.array([0.0, 1.0, 1.0])], [np.array([0.9, 0.1, 0.5])],
                           [["a", "b", "b"]])
     assert handmade.count_for_budget(0, 12) == 2 and handmade.count_for_budget(0, 3) == 1

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from azero.games.base import NO_ACTION, IllegalActionError, States
-from azero.search.llm.decode import generate
+from azero.search.llm.decode import generate, log_softmax
 from azero.search.llm.game import LLMEvaluator, LLMGame
 from azero.search.llm.searchers import candidates_for_budget, mcts_decode, mcts_search, tree_search_config
 from azero.search.llm.tasks import EOS, GENERATABLE, NEWLINE, make_task
+from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 
 
@@ -143,6 +144,20 @@ def test_one_simulation_token_search_is_greedy_decoding(any_model, countdown, te
                            tree_search_config(level="token", algorithm="puct", simulations=1, terminal_value=terminal))
     assert searched == greedy
     assert all(len(a) > 0 for a in greedy)
+
+
+def test_generation_logs_each_token_probability(model, countdown):
+    """The per-token log-probabilities are the model's (temperature 1) and sum to the row's logprob,
+    also when the rows sample at another temperature."""
+    problems = countdown.problems("test", 6, seed=4)
+    gen = generate(LMEngine(model), countdown, [p.prompt for p in problems], [len(p.prompt) for p in problems],
+                   temperature=0.7, rng=np.random.default_rng(0))
+    assert [len(lp) for lp in gen.token_logprobs] == [len(t) for t in gen.tokens]
+    assert np.allclose([sum(lp) for lp in gen.token_logprobs], gen.logprob)
+    first = LMEngine(model)
+    nodes = first.extend([p.prompt for p in problems], [len(p.prompt) for p in problems])
+    lp0 = log_softmax(first.next_logits(nodes), generatable=vocab_of(first).generatable)
+    assert np.allclose([lp[0] for lp in gen.token_logprobs], lp0[np.arange(6), [t[0] for t in gen.tokens]])
 
 
 @pytest.mark.parametrize("level,algorithm", [("token", "gumbel"), ("step", "puct"), ("step", "gumbel")])
