@@ -223,7 +223,7 @@ def value_rollouts(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callabl
     keys, label cuts: label_cut of each under cfg.value_labels).
 
     features: a list that receives, per sample, the final hidden states (float32 [n, d_model]) of its
-    answer prefixes (lengths pl .. len, the positions value_batch masks), read from the engine's
+    answer prefixes (lengths pl .. len, the positions prefix_batch masks), read from the engine's
     memo as the samples are drawn: a frozen LM's head is then fitted without running the LM again."""
     rng = np.random.default_rng(cfg.seed + 7)
     problems = task.problems("value", cfg.value_problems, seed=cfg.seed + 7, distinct=False)
