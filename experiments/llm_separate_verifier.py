@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from azero.llm.baselines import sample_pool
-from azero.search.llm.tasks import EOS, make_task
+from azero.search.llm.tasks import make_task
 from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.model import load_checkpoint, save_checkpoint
@@ -62,18 +62,14 @@ def train_verifier(model, task, *, value_problems: int, steps: int, lr: float, s
     model.eval()
 
 
-def verifier_scores(verifier, lm_engine, pool, prompts) -> list[np.ndarray]:
-    """The verifier's P(correct) of every pooled sample, read at the same finished prefix the pool's
-    value was read at: prompt + the sample's tokens, re-encoded from its text, plus <eos> where the
-    sample was one token longer than its text (it finished)."""
+def verifier_scores(verifier, pool, prompts) -> list[np.ndarray]:
+    """The verifier's P(correct) of every pooled sample, read where the pool's value was read:
+    after the prompt and the sample's tokens."""
     engine = LMEngine(verifier)
-    vocab = vocab_of(lm_engine)
     out = []
-    for i, texts in enumerate(pool.texts):
-        answers = [vocab.encode_answer(t) for t in texts]
-        seqs = [list(prompts[i]) + a + [EOS] * int(n > len(a)) for a, n in zip(answers, pool.lengths[i])]
-        nodes = engine.extend(seqs, [len(prompts[i])] * len(seqs))
-        out.append(np.asarray(engine.values(nodes), np.float64))
+    for i, samples in enumerate(pool.tokens):
+        seqs = [list(prompts[i]) + t for t in samples]
+        out.append(np.asarray(engine.values(engine.extend(seqs, [len(prompts[i])] * len(seqs))), np.float64))
         engine.clear()
     return out
 
@@ -106,7 +102,7 @@ def main() -> None:
     rewards = np.concatenate([pool.rewards[i][:n] for i, n in enumerate(firsts)])
     print(f"{task.name}, test problems {args.first_problem}-{args.first_problem + args.problems - 1}, "
           f"{args.budget} tokens, seed {args.seed}: pass@N {100 * np.mean([pool.rewards[i][:n].max() for i, n in enumerate(firsts)]):.1f}%")
-    for name, scores in (("joint value head", pool.values), ("separate verifier", verifier_scores(verifier, engine, pool, prompts))):
+    for name, scores in (("joint value head", pool.values), ("separate verifier", verifier_scores(verifier, pool, prompts))):
         judged = dataclasses.replace(pool, values=scores)
         vote = 100 * np.mean([judged.select(i, n, "weighted")[0] for i, n in enumerate(firsts)])
         auc = roc_auc(np.concatenate([s[:n] for s, n in zip(scores, firsts)]), rewards)

@@ -111,6 +111,9 @@ class SamplePool:
     """The samples' decoded answers (sample_pool fills them: what an analysis of the misses reads)."""
     token_logprobs: list[list[np.ndarray]] | None = None
     """Each sample's per-token log-probabilities under the model (sample_pool fills them)."""
+    tokens: list[list[list[int]]] | None = None
+    """Each sample's generated token ids, <eos> included where it finished (sample_pool fills them:
+    what another judge reads to score the same samples)."""
 
     def count_for_budget(self, i: int, budget: float) -> int:
         """N_G of problem i: the longest prefix of samples whose lengths sum to at most `budget` (>= 1)."""
@@ -153,6 +156,7 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
     keys: list[list[str]] = [[] for _ in range(n)]
     answers: list[list[str]] = [[] for _ in range(n)]
     token_lps: list[list[np.ndarray]] = [[] for _ in range(n)]
+    token_ids: list[list[list[int]]] = [[] for _ in range(n)]
     spent = np.zeros(n, np.int64)
     # The prompts stay cached; each round's samples are dropped from the trie afterwards (memory).
     vocab = vocab_of(engine)
@@ -174,12 +178,13 @@ def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *
             values[i].append(float(vals[j]))
             answers[i].append(vocab.text(toks))
             token_lps[i].append(np.asarray(gen.token_logprobs[j], np.float64))
+            token_ids[i].append(list(toks))
             keys[i].append(task.answer_key(problems[i], answers[i][-1]))
             spent[i] += len(toks)
         engine.truncate(mark)
         prompts = engine.extend(texts, [len(p) for p in texts])
     return SamplePool([np.array(x, np.int64) for x in lengths], [np.array(x, np.float64) for x in rewards],
-                      [np.array(x, np.float64) for x in values], keys, answers, token_lps)
+                      [np.array(x, np.float64) for x in values], keys, answers, token_lps, token_ids)
 
 
 

@@ -62,6 +62,8 @@ def test_sample_pool_budget_prefixes(model, countdown):
         assert [countdown.answer_key(problems[i], t) for t in pool.texts[i]] == pool.keys[i]
         # one log-probability per generated token, each a probability's log (the confidence judge)
         assert [len(lp) for lp in pool.token_logprobs[i]] == pool.lengths[i].tolist()
+        assert [len(t) for t in pool.tokens[i]] == pool.lengths[i].tolist()
+        assert [countdown.verify_tokens(problems[i], t) for t in pool.tokens[i]] == pool.rewards[i].tolist()
         assert all(((lp <= 0) & np.isfinite(lp)).all() for lp in pool.token_logprobs[i])
     handmade = SamplePool([np.array([5, 5, 5])], [np.array([0.0, 1.0, 1.0])], [np.array([0.9, 0.1, 0.5])],
                           [["a", "b", "b"]])
