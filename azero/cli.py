@@ -106,6 +106,14 @@ def cmd_bench_accuracy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_llm(args: argparse.Namespace) -> int:
+    from azero.bench.llm import run_llm_bench
+
+    run_llm_bench(args.hf_model, task_name=args.task, tokens=args.tokens, batch=args.batch, length=args.length,
+                  problems=args.problems, budget=args.budget, rounds=args.rounds, threads=args.threads, seed=args.seed)
+    return 0
+
+
 def cmd_bench_train(args: argparse.Namespace) -> int:
     from azero.bench.train import run_train_bench
 
@@ -419,6 +427,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip part 3 (workers, server, games per worker)")
     _add_overrides(p)
     p.set_defaults(func=cmd_bench_selfplay)
+    p = bsub.add_parser("llm", help="a transformers LM's forward with the task tokens' output rows (azero's) vs "
+                                    "its own full-vocabulary forward: prefill and sampling tokens/s")
+    p.add_argument("--hf-model", default="smollm2", help="model folder, .gguf file or smollm2 (default)")
+    p.add_argument("--task", default="sum3", help="task whose problems are sampled (default sum3)")
+    p.add_argument("--tokens", default="auto", choices=["auto", "chars", "model"],
+                   help="task text as model tokens (default auto, as azero llm)")
+    p.add_argument("--batch", type=int, default=32, help="prefill rows (default 32)")
+    p.add_argument("--length", type=int, default=64, help="prefill tokens per row (default 64)")
+    p.add_argument("--problems", type=int, default=4, help="problems sampled (default 4)")
+    p.add_argument("--budget", type=int, default=64, help="generated tokens per problem (default 64)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds, median taken (default 3)")
+    p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default 2)")
+    add_seed(p)
+    p.set_defaults(func=cmd_bench_llm)
     p = bsub.add_parser("run", help="whole self-play runs at equal wall clock per placement: worker threads "
                                     "(pinned, the peer; unpinned) vs worker processes")
     p.add_argument("--game", default="connect4", help="game whose preset runs (default connect4)")

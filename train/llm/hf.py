@@ -52,6 +52,7 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from azero.search.llm.tasks import BOS, CHARS, EOS, PAD, SPECIALS, VOCAB, VOCAB_SIZE
 from azero.search.llm.vocab import CHAR_VOCAB, ModelVocabulary, VocabularyError
@@ -165,12 +166,38 @@ class HFCausalLM(nn.Module):
         nn.init.zeros_(self.value_mlp[2].bias)
         self.has_value_head = False
         # transformers 5.x renames the forward's past_key_values to cache (the old name deprecated).
-        self._cache_kw = "cache" if "cache" in inspect.signature(lm.forward).parameters else "past_key_values"
+        self._cache_kw = _cache_keyword(lm)
+        # The searches read the logits of the task's tokens only (tens of a vocabulary of tens of
+        # thousands), so they come from those rows of the output layer: the LM's own forward projects
+        # every position onto the whole vocabulary, a fifth of SmolLM2's compute thrown away.
+        # Taken only where the decoder body + a plain linear head reproduce the LM's forward (not,
+        # e.g., with soft-capped or scaled logits), which the check below confirms on this model.
+        base = getattr(lm, getattr(lm, "base_model_prefix", ""), None)
+        head = lm.get_output_embeddings()
+        self._base = base if isinstance(base, nn.Module) and base is not lm and isinstance(head, nn.Linear) else None
+        self._head = head if self._base is not None else None
+        self._base_cache_kw = _cache_keyword(self._base) if self._base is not None else ""
+        self.logits_head = "full"
+        if self._base is not None and self._task_head_agrees():
+            self.logits_head = "task"
         # Key/value layout of one position, read off a one-token forward (layers, kv heads, head size).
         with torch.no_grad():
             _, _, (k, _) = self(torch.tensor([[BOS]]))
         self.kv_shape = (k.shape[0], k.shape[2], k.shape[4])
         self.cfg.n_layer = self.kv_shape[0]
+
+    def _task_head_agrees(self) -> bool:
+        """Whether the task-rows head gives the LM forward's logits and hidden state on a probe."""
+        probe = torch.tensor([[BOS] + list(range(len(SPECIALS), self.vocab.size))[:12]])
+        with torch.no_grad():
+            self.logits_head = "full"
+            full_logits, full_hidden, _ = self(probe)
+            self.logits_head = "task"
+            task_logits, task_hidden, _ = self(probe)
+        self.logits_head = "full"
+        scale = float(full_logits.abs().max()) + 1.0
+        return bool(torch.allclose(task_hidden, full_hidden, rtol=1e-5, atol=1e-5 * scale)
+                    and torch.allclose(task_logits, full_logits, rtol=1e-5, atol=1e-5 * scale))
 
     def train(self, mode: bool = True):
         super().train(mode)
@@ -201,10 +228,17 @@ class HFCausalLM(nn.Module):
             self.to_model = torch.as_tensor(self.vocab.to_model, dtype=torch.long, device=dev)
             self._mapped_version = self.vocab.version
         additive = torch.zeros(mask.shape, dtype=dtype, device=dev).masked_fill(~mask, torch.finfo(dtype).min)
-        out = self.lm(input_ids=self.to_model[tokens], position_ids=positions, attention_mask=additive[:, None],
-                      use_cache=True, output_hidden_states=True, **{self._cache_kw: cache})
-        hidden = out.hidden_states[-1]
-        logits = out.logits[..., self.to_model]  # the task tokens' logits (constrained to the alphabet)
+        inputs = {"input_ids": self.to_model[tokens], "position_ids": positions, "attention_mask": additive[:, None],
+                  "use_cache": True}
+        # Either way the logits are the task tokens' only (decoding is constrained to the alphabet).
+        if self.logits_head == "task":
+            hidden = self._base(**inputs, **{self._base_cache_kw: cache}).last_hidden_state
+            bias = None if self._head.bias is None else self._head.bias[self.to_model]
+            logits = F.linear(hidden, self._head.weight[self.to_model], bias)
+        else:
+            out = self.lm(**inputs, output_hidden_states=True, **{self._cache_kw: cache})
+            hidden = out.hidden_states[-1]
+            logits = out.logits[..., self.to_model]
         ks = torch.stack([layer.keys[:, :, P:] for layer in cache.layers])
         vs = torch.stack([layer.values[:, :, P:] for layer in cache.layers])
         return logits, hidden, (ks, vs)
@@ -214,6 +248,10 @@ class HFCausalLM(nn.Module):
 
     def value_logit(self, hidden: torch.Tensor) -> torch.Tensor:
         return self.value_mlp(hidden).squeeze(-1)
+
+
+def _cache_keyword(module: nn.Module) -> str:
+    return "cache" if "cache" in inspect.signature(module.forward).parameters else "past_key_values"
 
 
 def smollm2_path() -> Path:

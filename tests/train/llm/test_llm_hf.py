@@ -23,7 +23,7 @@ from azero.search.llm.tasks import BOS, CHARS, EOS, GENERATABLE, NEWLINE, PAD, V
 from azero.train.llm.engine import LMEngine  # noqa: E402
 from azero.train.llm.hf import load_hf_model  # noqa: E402
 
-from llmutil import gpt2  # noqa: E402
+from llmutil import gpt2, peaked  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +78,33 @@ def test_hf_adapter_forward_equals_the_plain_model(tok_dir):
     with torch.no_grad():
         logits, hidden, (k, v) = m(tokens)
         ref = m.lm(input_ids=m.to_model[tokens])
+        full = m.lm(input_ids=m.to_model[tokens], output_hidden_states=True)
+    # The logits come from the task tokens' rows of the output layer alone: the same numbers.
+    assert m.logits_head == "task"
     torch.testing.assert_close(logits, ref.logits[..., m.to_model])
+    torch.testing.assert_close(hidden, full.hidden_states[-1])
     assert hidden.shape == (2, 7, 32) and k.shape == v.shape == (2, 2, 2, 7, 16)
+
+
+def test_a_model_whose_logits_are_not_its_linear_head_keeps_its_own_forward():
+    from azero.train.llm.hf import HFCausalLM
+
+    class Scaled(transformers.GPT2LMHeadModel):
+        """Logits scaled after the head (as soft-capping or logit_scale models do)."""
+
+        def forward(self, *args, cache=None, **kwargs):
+            out = super().forward(*args, cache=cache, **kwargs)
+            out.logits = 2.0 * out.logits
+            return out
+
+    lm = peaked(Scaled(gpt2(VOCAB_SIZE, bos_token_id=BOS, eos_token_id=EOS, pad_token_id=PAD).config), 0).eval()
+    m = HFCausalLM(lm, None, max_len=64)
+    tokens = torch.tensor([[BOS, 4, 5, 20, 7]])
+    assert m.logits_head == "full"
+    with torch.no_grad():
+        logits, _, _ = m(tokens)
+        ref = lm(input_ids=tokens)
+    torch.testing.assert_close(logits, ref.logits)
 
 
 def test_hf_greedy_equals_transformers_generate(gpt2_dir, hf_model, countdown):

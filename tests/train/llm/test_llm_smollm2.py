@@ -35,6 +35,7 @@ def test_it_loads_offline_in_its_own_tokens(smol, monkeypatch):
 
     assert smol.vocab.kind == "model" and smol.vocab.chat
     assert smol.cfg.model_vocab_size == 49152 and smol.kv_shape == (30, 3, 64)
+    assert smol.logits_head == "task"  # the output layer's rows of the allowed tokens only
     texts = [smol.vocab.token_text(t) for t in np.flatnonzero(smol.vocab.generatable)]
     assert set(CHARS) <= set(texts) and all(set(t) <= set(CHARS) for t in texts if t)
     task = make_task("sum3")
