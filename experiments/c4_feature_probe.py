@@ -76,11 +76,11 @@ def load_replay(runs: list[str]) -> dict[str, np.ndarray]:
 
 def auc(pos: np.ndarray, neg: np.ndarray) -> float:
     """P(a positive scores above a negative), ties half (the Mann-Whitney statistic)."""
+    from sklearn.metrics import roc_auc_score
+
     if len(pos) == 0 or len(neg) == 0:
         return float("nan")
-    gt = (pos[:, None] > neg[None, :]).mean()
-    eq = (pos[:, None] == neg[None, :]).mean()
-    return float(gt + 0.5 * eq)
+    return float(roc_auc_score(np.r_[np.ones(len(pos)), np.zeros(len(neg))], np.r_[pos, neg]))
 
 
 def evaluate(net: PolicyValueNet, sets: dict, feature: bool) -> dict:

@@ -44,17 +44,11 @@ VALUE_NAME = {1: "win", 0: "draw", -1: "loss"}
 
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:
     """P(a random positive scores above a random negative), ties counting half (Mann-Whitney)."""
+    from sklearn.metrics import roc_auc_score
+
     if len(positive) == 0 or len(negative) == 0:
         return float("nan")
-    scores = np.concatenate([positive, negative])
-    order = scores.argsort(kind="stable")
-    ranks = np.empty(len(scores))
-    ranks[order] = np.arange(1, len(scores) + 1)
-    for value in np.unique(scores):  # average ranks over ties
-        tied = scores == value
-        ranks[tied] = ranks[tied].mean()
-    n = len(positive)
-    return float((ranks[:n].sum() - n * (n + 1) / 2) / (n * len(negative)))
+    return float(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(negative))], np.r_[positive, negative]))
 
 
 def wdl_probs(net, states) -> np.ndarray | None:

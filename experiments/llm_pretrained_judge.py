@@ -16,7 +16,6 @@ forward passes are most of it).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 
 import numpy as np
@@ -29,7 +28,7 @@ from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.hf import load_hf_model
 from azero.train.llm.model import load_checkpoint
-from azero.train.llm.train import TrainConfig, roc_auc, value_rollouts
+from azero.train.llm.train import TrainConfig, value_rollouts
 
 
 def last_hidden(judge, seqs: list[list[int]], batch: int = 64) -> torch.Tensor:
@@ -92,15 +91,13 @@ def main() -> None:
         scored = judge.value(last_hidden(judge, flat)).numpy().astype(np.float64)
     ends = np.cumsum(firsts)
     smol = [scored[e - n: e] for e, n in zip(ends, firsts)]
-    rewards_all = np.concatenate([pool.rewards[i][:n] for i, n in enumerate(firsts)])
     print(f"{task.name}, test problems {args.first_problem}-{args.first_problem + args.problems - 1}, {args.budget} "
           f"tokens, seed {args.seed}, {len(flat)} samples; head fitted on {len(seqs)} rollouts "
           f"(success {rewards.mean():.3f})")
     for name, scores in (("TinyGPT's joint value head", [v[:n] for v, n in zip(pool.values, firsts)]),
                          ("SmolLM2-135M, frozen, with a fitted head", smol)):
-        judged = dataclasses.replace(pool, values=scores)
-        vote = 100 * np.mean([judged.select(i, n, "weighted")[0] for i, n in enumerate(firsts)])
-        print(f"  {name}: AUC over the samples {roc_auc(np.concatenate(scores), rewards_all):.3f}, "
+        auc, vote = pool.judge(scores, args.budget)
+        print(f"  {name}: AUC over the samples {auc:.3f}, "
               f"weighted vote {vote:.1f}%")
 
 

@@ -18,7 +18,6 @@ About 30 minutes on 2 cores with the defaults (6 of them rollouts).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import time
 
@@ -31,7 +30,7 @@ from azero.search.llm.tasks import make_task
 from azero.search.llm.vocab import vocab_of
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.model import load_checkpoint, save_checkpoint
-from azero.train.llm.train import TrainConfig, prefix_batch, roc_auc, value_rollouts
+from azero.train.llm.train import TrainConfig, prefix_batch, value_rollouts
 
 
 def train_verifier(model, task, *, value_problems: int, steps: int, lr: float, seed: int) -> None:
@@ -99,13 +98,10 @@ def main() -> None:
     pool = sample_pool(engine, task, problems, budget=args.budget, seed=args.seed)
     prompts = [vocab_of(engine).prompt(task, p) for p in problems]
     firsts = [pool.count_for_budget(i, args.budget) for i in range(len(problems))]
-    rewards = np.concatenate([pool.rewards[i][:n] for i, n in enumerate(firsts)])
     print(f"{task.name}, test problems {args.first_problem}-{args.first_problem + args.problems - 1}, "
           f"{args.budget} tokens, seed {args.seed}: pass@N {100 * np.mean([pool.rewards[i][:n].max() for i, n in enumerate(firsts)]):.1f}%")
     for name, scores in (("joint value head", pool.values), ("separate verifier", verifier_scores(verifier, pool, prompts))):
-        judged = dataclasses.replace(pool, values=scores)
-        vote = 100 * np.mean([judged.select(i, n, "weighted")[0] for i, n in enumerate(firsts)])
-        auc = roc_auc(np.concatenate([s[:n] for s, n in zip(scores, firsts)]), rewards)
+        auc, vote = pool.judge(scores, args.budget)
         print(f"  {name}: AUC over the samples {auc:.3f}, weighted vote {vote:.1f}%")
 
 

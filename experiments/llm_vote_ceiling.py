@@ -21,7 +21,6 @@ head rates it go? On one seed's sample pool at a budget, per test problem:
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections import Counter
 
 import numpy as np
@@ -30,7 +29,6 @@ from azero.llm.baselines import sample_pool
 from azero.search.llm.tasks import make_task
 from azero.train.llm.engine import LMEngine
 from azero.train.llm.model import load_checkpoint
-from azero.train.llm.train import roc_auc
 
 
 def answer_groups(keys, values, rewards):
@@ -99,13 +97,7 @@ def main() -> None:
     confidence = [np.array([np.exp(lp.min()) if lp.size else 0.0 for lp in row]) for row in pool.token_logprobs]
     judges = {"value": pool.values, "confidence": confidence,
               "value x confidence": [v * c for v, c in zip(pool.values, confidence)]}
-    firsts = [slice(0, pool.count_for_budget(i, args.budget)) for i in range(len(problems))]
-    rewards_all = np.concatenate([pool.rewards[i][f] for i, f in enumerate(firsts)])
-    judged = {}
-    for name, scores in judges.items():
-        weighted = dataclasses.replace(pool, values=scores)
-        acc = 100 * np.mean([weighted.select(i, f.stop, "weighted")[0] for i, f in enumerate(firsts)])
-        judged[name] = (roc_auc(np.concatenate([s[f] for s, f in zip(scores, firsts)]), rewards_all), acc)
+    judged = {name: pool.judge(scores, args.budget) for name, scores in judges.items()}
     m = np.array(misses)
     n = len(problems)
     samples = np.mean([pool.count_for_budget(i, args.budget) for i in range(n)])

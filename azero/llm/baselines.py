@@ -142,6 +142,19 @@ class SamplePool:
             return float(r[first[best]]), spent
         raise ValueError(f"unknown selection {method!r}")
 
+    def judge(self, scores: Sequence[np.ndarray], budget: float) -> tuple[float, float]:
+        """How well another judge's `scores` (one per sample, laid out as `values`) pick answers at
+        `budget` generated tokens: (AUC of the scores over the first N_G samples of every problem,
+        accuracy % of the vote weighted by them instead of the value head)."""
+        from azero.train.llm.train import roc_auc
+
+        firsts = [self.count_for_budget(i, budget) for i in range(len(self.lengths))]
+        judged = dataclasses.replace(self, values=[np.asarray(s, np.float64) for s in scores])
+        vote = 100 * np.mean([judged.select(i, n, "weighted")[0] for i, n in enumerate(firsts)])
+        auc = roc_auc(np.concatenate([s[:n] for s, n in zip(judged.values, firsts)]),
+                      np.concatenate([r[:n] for r, n in zip(self.rewards, firsts)]))
+        return auc, float(vote)
+
 
 def sample_pool(engine: PrefixEngine, task: Task, problems: Sequence[Problem], *, budget: int,
                 temperature: float = 1.0, seed: int = 0, rows_per_call: int = 512) -> SamplePool:

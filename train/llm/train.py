@@ -276,18 +276,13 @@ def prefix_batch(seqs, prompt_lens, cuts, idx):
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """Probability that a correct answer scores above a wrong one (ties count half)."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if not len(pos) or not len(neg):
+    from sklearn.metrics import roc_auc_score
+
+    labels, scores = np.asarray(labels), np.asarray(scores)
+    known = (labels == 1) | (labels == 0)
+    if not (labels == 1).any() or not (labels == 0).any():
         return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="stable")
-    ranks = np.empty(len(order))
-    ranks[order] = np.arange(1, len(order) + 1)
-    # Average ranks of ties.
-    allv = np.concatenate([pos, neg])
-    for v in np.unique(allv):
-        tie = allv == v
-        ranks[tie] = ranks[tie].mean()
-    return float((ranks[: len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+    return float(roc_auc_score(labels[known] == 1, scores[known]))
 
 
 def train_value(model: TinyGPT, task: Task, cfg: TrainConfig, *, log: Callable[[str], None] = print,

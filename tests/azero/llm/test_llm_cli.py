@@ -111,3 +111,16 @@ def test_hf_cli_errors(gpt2_dir, tmp_path, capsys):
         wrong = tmp_path / "wrong-vocab"
         gpt2(VOCAB_SIZE + 5).save_pretrained(wrong)
         load_hf_model(wrong)
+
+
+def test_bench_llm_times_both_heads_on_the_same_samples(gpt2_dir, capsys):
+    from azero.bench.llm import run_llm_bench
+
+    out = run_llm_bench(str(gpt2_dir), task_name="countdown", batch=2, length=8, problems=2, budget=16, rounds=1,
+                        threads=1)
+    # The task head and transformers' own forward draw the same seeded samples, so both time one workload.
+    assert out["same_samples"] == 2
+    assert all(out[w]["full"] > 0 and out[w]["task"] > 0 for w in ("prefill", "sampling"))
+    assert "sampling: task head over full vocabulary:" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="must be >= 1"):
+        run_llm_bench(str(gpt2_dir), budget=0)

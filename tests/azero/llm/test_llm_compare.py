@@ -78,6 +78,11 @@ def test_sample_pool_budget_prefixes(model, countdown):
     assert heavier.select(0, 3, "weighted") == (1.0, 15) and heavier.select(0, 3, "value") == (0.0, 15)
     # value ** 4: "a" 0.0625 against "b" 0.0081 + 0.0256; the sharper weight follows the single best value
     assert heavier.select(0, 3, "weighted", power=4.0) == (0.0, 15)
+    # Another judge's scores in the values' place: their AUC over the samples within the budget and
+    # the vote they weigh (budget 10: the first two samples only).
+    assert heavier.judge([np.array([0.1, 0.6, 0.2])], 15) == (1.0, 100.0)
+    assert heavier.judge([np.array([0.9, 0.1, 0.0])], 10) == (0.0, 0.0)
+    assert heavier.judge([np.array([0.2, 0.2, 0.9])], 10) == (0.5, 0.0)  # a tie counts half; "a" drawn first
 
 
 def test_search_config_overrides_apply_per_method():

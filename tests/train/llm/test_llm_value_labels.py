@@ -6,7 +6,7 @@ import pytest
 
 from azero.search.llm.tasks import EOS, Problem, encode_text, make_task
 from azero.search.llm.vocab import CHAR_VOCAB
-from azero.train.llm.train import TrainConfig, _prefix_labels, label_cut, train_value
+from azero.train.llm.train import TrainConfig, _prefix_labels, label_cut, roc_auc, train_value
 
 
 def _countdown_problem(task, numbers, target):
@@ -59,3 +59,13 @@ def test_process_labels_train_a_value_head(model):
     with pytest.raises(ValueError, match="value_labels must be one of"):
         train_value(model, task, TrainConfig(value_problems=4, value_steps=1, value_labels="steps"),
                     log=lambda s: None)
+
+
+def test_roc_auc_counts_pairs_with_ties_half():
+    rng = np.random.default_rng(0)
+    scores, labels = rng.integers(0, 5, 60).astype(float), rng.integers(0, 2, 60).astype(float)
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    pairs = np.mean([1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg])
+    assert roc_auc(scores, labels) == pytest.approx(pairs)
+    assert roc_auc(np.array([0.9, 0.1]), np.array([1.0, 0.0])) == 1.0
+    assert np.isnan(roc_auc(np.array([0.3, 0.4]), np.array([1.0, 1.0])))  # one class: undefined
