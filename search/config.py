@@ -10,6 +10,8 @@ import dataclasses
 import math
 from typing import Optional
 
+import numpy as np
+
 ALGORITHMS = ("puct", "gumbel")
 SYMMETRY_MODES = ("none", "random", "average")
 
@@ -152,6 +154,14 @@ class SearchConfig:
         for ok, message in checks:
             if not ok:
                 raise ValueError(f"SearchConfig: {message}")
+
+    def tempered_priors(self, priors: np.ndarray) -> np.ndarray:
+        """p^(1 / policy_temperature) as a new array of the priors' float dtype (the evaluator may keep
+        its output); the priors themselves at T = 1. The tree renormalises each row over its legal
+        moves when it stores them."""
+        if self.policy_temperature == 1.0:
+            return priors
+        return np.power(priors, priors.dtype.type(1.0 / self.policy_temperature))
 
     @property
     def capacity(self) -> int:

@@ -297,8 +297,7 @@ class GraphSearch:
             raise ValueError("evaluator returned negative or non-finite priors")
         if not (np.isfinite(values).all() and (np.abs(values) <= 1.0 + 1e-6).all()):
             raise ValueError("evaluator returned values outside [-1, 1] or not finite")
-        if self.config.policy_temperature != 1.0:
-            priors = np.power(priors, np.float32(1.0 / self.config.policy_temperature))
+        priors = self.config.tempered_priors(priors)
         self.stats["steps"] += 1
         self.stats["evaluated"] += len(legal)
         return priors, values

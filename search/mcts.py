@@ -74,8 +74,6 @@ class MCTS:
         table = considered_visits_table(config.gumbel_num_considered, config.simulations) if self._gumbel else None
         # Scores only where the evaluator predicts them (nets with a score head: evaluate_with_score).
         self._scored = config.score_utility > 0 and bool(getattr(evaluator, "has_score", False))
-        # p^(1/T); the tree renormalises each row over its legal moves when it stores the priors.
-        self._prior_power = None if config.policy_temperature == 1.0 else np.float32(1.0 / config.policy_temperature)
         area = float(np.prod(spec.board_shape)) if getattr(spec, "board_shape", None) else float(num_actions)
         self.tree = SearchTree(
             batch_size, capacity, num_actions, max_depth, leaves_per_game=config.leaves_per_game,
@@ -423,9 +421,8 @@ class MCTS:
             raise ValueError(f"evaluator must return a tuple (priors, values{', scores' if self._scored else ''}), "
                              f"got {type(out).__name__}")
         priors = out[0]
-        if self._prior_power is not None and type(priors) is np.ndarray and priors.dtype.kind == "f":
-            # A new array, of the same dtype: the evaluator may keep its output (a cache, a reused buffer).
-            priors = np.power(priors, priors.dtype.type(self._prior_power))
+        if type(priors) is np.ndarray and priors.dtype.kind == "f":
+            priors = self.config.tempered_priors(priors)
         return priors, out[1], (out[2] if self._scored else None)
 
     def _checked(self, out, m: int) -> tuple:

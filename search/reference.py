@@ -185,9 +185,7 @@ class ReferenceMCTS:
             else:
                 out = self.evaluator.evaluate(sub.encode(), legal[live])
             p, v = check_output(out[0], out[1], live.size, self.spec.num_actions)
-            if self.config.policy_temperature != 1.0:  # p^(1/T), renormalised over legal moves by _expand
-                p = np.power(p, np.float32(1.0 / self.config.policy_temperature))
-            priors[live] = p
+            priors[live] = self.config.tempered_priors(p)  # renormalised over legal moves by _expand
             values[live] = v
         simulations = 0
         for i, (node, _) in enumerate(leaves):
