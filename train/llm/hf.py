@@ -127,7 +127,11 @@ def token_map(tokenizer, model_vocab_size: int) -> list[int]:
 
 
 class HFCausalLM(nn.Module):
-    """A transformers causal LM (frozen) + value head, with TinyGPT's forward / value API."""
+    """A transformers causal LM (frozen) + value head, with TinyGPT's forward / value API.
+
+    `logits_head`: 'task' runs the LM's decoder and takes the task tokens' logits from their rows
+    of the output layer (set at load where that reproduces the LM's own forward); 'full' runs the
+    LM's own forward over its whole vocabulary (`azero bench llm` times the two)."""
 
     def __init__(self, lm: nn.Module, tokenizer=None, *, max_len: int = 256, value_hidden: int = 128,
                  path: str = "", tokens: str = "chars", chat: bool | None = None):
