@@ -10,8 +10,13 @@ it reproduces the LM's forward, or 'full', transformers' own forward and the pee
   through LMEngine (cached decoding, the weighted vote's pool), generated tokens/s. Both heads
   draw the same samples from the same seed (printed), so the figures time the same work.
 
-The heads alternate for --rounds rounds (the machine's drift hits both alike) and each figure is
-the median. The last lines are `task head over full vocabulary: N.NNx` per measurement.
+On a CPU with native bf16 instructions a third arm runs the task head with the LM in bfloat16
+(`--hf-precision bf16`); its samples may differ from float32's where two tokens' probabilities
+round alike, so how many problems drew the same ones is printed beside it.
+
+The arms alternate for --rounds rounds (the machine's drift hits all alike) and each figure is
+the median. The last lines are `task head over full vocabulary: N.NNx` per measurement (and
+`bf16 task head over float32 task head`).
 """
 
 from __future__ import annotations
@@ -50,7 +55,11 @@ def run_llm_bench(model_path: str = "smollm2", *, task_name: str = "sum3", token
         raise ValueError(f"batch, length, problems, budget, rounds and threads must be >= 1, got {batch}, {length}, "
                          f"{problems}, {budget}, {rounds}, {threads}")
     torch.set_num_threads(threads)
+    from azero.train.precision import cpu_has_native_bf16
+
     model = load_hf_model(model_path, tokens=tokens, max_len=max(length, 256))
+    bf16 = load_hf_model(model_path, tokens=tokens, max_len=max(length, 256), precision="bf16") \
+        if cpu_has_native_bf16() else None
     if model.logits_head != "task":
         raise SystemExit(f"{model_path}: its logits are not a plain linear head of its decoder (scaled or soft-capped), "
                          f"so azero runs its own forward and there is nothing to compare")
@@ -64,13 +73,14 @@ def run_llm_bench(model_path: str = "smollm2", *, task_name: str = "sum3", token
           f"{problems} {task.name} problems x {budget} tokens; {rounds} alternating rounds, medians")
     rates: dict[str, dict[str, list[float]]] = {"prefill": {}, "sampling": {}}
     samples: dict[str, list] = {}
+    arms = [("full", model), ("task", model)] + ([("bf16", bf16)] if bf16 is not None else [])
     for _ in range(rounds):
-        for head in ("full", "task"):
-            model.logits_head = head
-            rates["prefill"].setdefault(head, []).append(_prefill_rate(model, seqs))
-            rate, keys = _sampling_rate(model, task, work, budget, seed)
-            rates["sampling"].setdefault(head, []).append(rate)
-            samples[head] = keys
+        for arm, m in arms:
+            m.logits_head = "full" if arm == "full" else "task"
+            rates["prefill"].setdefault(arm, []).append(_prefill_rate(m, seqs))
+            rate, keys = _sampling_rate(m, task, work, budget, seed)
+            rates["sampling"].setdefault(arm, []).append(rate)
+            samples[arm] = keys
     model.logits_head = "task"
     # The heads compute the same logits up to float rounding, so the seeded samples should agree.
     same = sum(a == b for a, b in zip(samples["full"], samples["task"]))
@@ -80,6 +90,18 @@ def run_llm_bench(model_path: str = "smollm2", *, task_name: str = "sum3", token
         full, task_ = (statistics.median(rates[what][h]) for h in ("full", "task"))
         out[what] = {"full": full, "task": task_, "ratio": task_ / full}
         print(f"{what:9s} full vocabulary (transformers' forward) {full:9.1f} {unit}   task head {task_:9.1f} {unit}")
+    if bf16 is not None:
+        same16 = sum(a == b for a, b in zip(samples["task"], samples["bf16"]))
+        for what, unit in (("prefill", "tokens/s"), ("sampling", "generated tokens/s")):
+            out[what]["bf16"] = statistics.median(rates[what]["bf16"])
+            out[what]["bf16_ratio"] = out[what]["bf16"] / out[what]["task"]
+            print(f"{what:9s} task head, bf16 {out[what]['bf16']:9.1f} {unit}")
+        print(f"bf16 drew float32's samples on {same16} of {len(work)} problems")
+        out["bf16_same_samples"] = same16
+    else:
+        print("no bf16 arm: this CPU has no native bf16 instructions")
     for what in ("prefill", "sampling"):
         print(f"{what}: task head over full vocabulary: {out[what]['ratio']:.2f}x")
+        if bf16 is not None:
+            print(f"{what}: bf16 task head over float32 task head: {out[what]['bf16_ratio']:.2f}x")
     return out

@@ -140,3 +140,20 @@ def test_hf_greedy_with_own_tokenizer_equals_an_argmax_loop(tok_dir, countdown):
             out.append(back[best])
             lines += back[best] == NEWLINE
         assert out == ans
+
+
+def test_bf16_runs_the_lm_in_bfloat16_and_hands_float32_to_the_engine(gpt2_dir, countdown):
+    from azero.train.llm.hf import HFModelError
+
+    f32, b16 = load_hf_model(gpt2_dir), load_hf_model(gpt2_dir, precision="bf16")
+    assert next(b16.lm.parameters()).dtype == torch.bfloat16 and b16.logits_head == "task"
+    tokens = torch.tensor([[BOS, 4, 5, 20, 7, NEWLINE, 9]])
+    with torch.no_grad():
+        (la, ha, (ka, _)), (lb, hb, (kb, _)) = f32(tokens), b16(tokens)
+    assert lb.dtype == hb.dtype == kb.dtype == torch.float32
+    torch.testing.assert_close(lb, la, rtol=0.05, atol=0.05 * float(la.abs().max()))
+    # Through the engine's cache (float32 pools fed back in bfloat16), decoding still runs.
+    problems = countdown.problems("test", 2, seed=4)
+    assert all(_greedy(LMEngine(b16), countdown, problems))
+    with pytest.raises(HFModelError, match="precision must be one of"):
+        load_hf_model(gpt2_dir, precision="int4")
