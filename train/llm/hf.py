@@ -179,7 +179,7 @@ class HFCausalLM(nn.Module):
         self._cache_kw = _cache_keyword(lm)
         # The searches read the logits of the task's tokens only (tens of a vocabulary of tens of
         # thousands), so they come from those rows of the output layer: the LM's own forward projects
-        # every position onto the whole vocabulary, a fifth of SmolLM2's compute thrown away.
+        # every position onto the whole vocabulary, a fifth of SmolLM2's multiply-adds thrown away.
         # Taken only where the decoder body + a plain linear head reproduce the LM's forward (not,
         # e.g., with soft-capped or scaled logits), which the check below confirms on this model.
         base = getattr(lm, getattr(lm, "base_model_prefix", ""), None)
