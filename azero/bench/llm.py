@@ -50,19 +50,18 @@ def run_llm_bench(model_path: str = "smollm2", *, task_name: str = "sum3", token
                   seed: int = 0) -> dict:
     from azero.search.llm.tasks import make_task
     from azero.train.llm.hf import load_hf_model
+    from azero.train.precision import cpu_has_native_bf16
 
     if min(batch, length, problems, budget, rounds, threads) < 1:
         raise ValueError(f"batch, length, problems, budget, rounds and threads must be >= 1, got {batch}, {length}, "
                          f"{problems}, {budget}, {rounds}, {threads}")
     torch.set_num_threads(threads)
-    from azero.train.precision import cpu_has_native_bf16
-
     model = load_hf_model(model_path, tokens=tokens, max_len=max(length, 256))
-    bf16 = load_hf_model(model_path, tokens=tokens, max_len=max(length, 256), precision="bf16") \
-        if cpu_has_native_bf16() else None
     if model.logits_head != "task":
         raise SystemExit(f"{model_path}: its logits are not a plain linear head of its decoder (scaled or soft-capped), "
                          f"so azero runs its own forward and there is nothing to compare")
+    bf16 = load_hf_model(model_path, tokens=tokens, max_len=max(length, 256), precision="bf16") \
+        if cpu_has_native_bf16() else None
     task = make_task(task_name)
     chars = np.flatnonzero(model.vocab.generatable)
     rng = np.random.default_rng(seed)

@@ -212,6 +212,16 @@ class HFCausalLM(nn.Module):
         return bool(torch.allclose(task_hidden, full_hidden, rtol=1e-5, atol=1e-5 * scale)
                     and torch.allclose(task_logits, full_logits, rtol=1e-5, atol=1e-5 * scale))
 
+    def _task_rows(self) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The output layer's weight (and bias) rows of the task tokens, gathered once per mapping and
+        dtype rather than on every forward (decoding calls the model once per token)."""
+        w = self._head.weight
+        key = (self._mapped_version, w.dtype, w.device)
+        if getattr(self, "_rows_key", None) != key:
+            bias = None if self._head.bias is None else self._head.bias[self.to_model]
+            self._rows, self._rows_key = (w[self.to_model], bias), key
+        return self._rows
+
     def train(self, mode: bool = True):
         super().train(mode)
         self.lm.eval()  # the LM stays frozen (no dropout); only the value head trains
@@ -246,8 +256,7 @@ class HFCausalLM(nn.Module):
         # Either way the logits are the task tokens' only (decoding is constrained to the alphabet).
         if self.logits_head == "task":
             hidden = self._base(**inputs, **{self._base_cache_kw: cache}).last_hidden_state
-            bias = None if self._head.bias is None else self._head.bias[self.to_model]
-            logits = F.linear(hidden, self._head.weight[self.to_model], bias)
+            logits = F.linear(hidden, *self._task_rows())
         else:
             out = self.lm(**inputs, output_hidden_states=True, **{self._cache_kw: cache})
             hidden = out.hidden_states[-1]
