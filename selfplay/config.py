@@ -16,7 +16,15 @@ class SelfPlayConfig:
     """PUCT: the first this many moves of a game are sampled from the visit counts (temperature 1)
     for opening diversity; later moves take the most visited action."""
     resign_threshold: Optional[float] = -0.9
-    """Resign when the root value (player to move's view) falls below this; null disables resigning."""
+    """Resign when the root value (player to move's view) falls below this; null disables resigning.
+    With resign_false_target set this is the highest threshold the run may use and the one it
+    starts from."""
+    resign_false_target: Optional[float] = 0.05
+    """Lower the threshold below resign_threshold as far as needed for at most this fraction of the
+    would-be resignations in the recent no-resign games to be false (AlphaGo Zero's automatic
+    v_resign, 5%; selfplay/resign.py). null keeps resign_threshold fixed."""
+    resign_window: int = 1000
+    """How many recent (no-resign game, player) pairs the automatic threshold is measured on."""
     resign_min_moves: int = 10
     """Never resign before this many moves have been played."""
     resign_consecutive: int = 2
@@ -82,6 +90,11 @@ class SelfPlayConfig:
             raise ValueError(f"SelfPlayConfig.full_search_prob must lie in (0, 1], got {self.full_search_prob}")
         if not 0.0 <= self.no_resign_fraction <= 1.0:
             raise ValueError(f"SelfPlayConfig.no_resign_fraction must lie in [0, 1], got {self.no_resign_fraction}")
+        if self.resign_false_target is not None and not 0.0 <= self.resign_false_target < 1.0:
+            raise ValueError("SelfPlayConfig.resign_false_target must lie in [0, 1) or be null, "
+                             f"got {self.resign_false_target}")
+        if self.resign_window < 1:
+            raise ValueError(f"SelfPlayConfig.resign_window must be >= 1, got {self.resign_window}")
         if self.no_pass_moves < 0:
             raise ValueError(f"SelfPlayConfig.no_pass_moves must be >= 0, got {self.no_pass_moves}")
         if not 0.0 <= self.value_q_weight <= 1.0:

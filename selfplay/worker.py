@@ -17,7 +17,9 @@ each game still sees an independent coin per move in distribution.
 Resignation: a player resigns when its root value drops below the threshold.
 A fraction of games never resigns; in those, the first time a player would
 have resigned is noted, and if that player then did not lose it counts as a
-false resignation (AlphaGo Zero keeps this rate below 5%).
+false resignation (AlphaGo Zero keeps this rate below 5%). Those games also
+report each player's bleakest value, from which the runner sets the threshold
+(selfplay/resign.py).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from azero.search.mcts import MCTS
 from azero.search.result import most_visited, policy_value
 from azero.selfplay.config import SelfPlayConfig
 from azero.selfplay.hygiene import useless_moves, without_moves
+from azero.selfplay.resign import bleakest
 
 
 @dataclass
@@ -57,6 +60,7 @@ class GameRecord:
     q_lambda: float = 0.0  # SelfPlayConfig.value_q_lambda
     policy_weight: np.ndarray | None = None  # [T] float32 policy loss weights (cheap searches < 1); None: all 1
     surprise: np.ndarray | None = None  # [T] float32 KL(policy target || searched prior), nats
+    bleakest: list | None = None  # no-resign games: [(bleakest value, lost)] per player (selfplay/resign.py)
 
     @property
     def outcomes(self) -> np.ndarray:
@@ -92,6 +96,7 @@ class _Trajectory:
     no_resign: bool = False
     would_resign: set = field(default_factory=set)  # players that would have resigned (no-resign games)
     low_streak: list = field(default_factory=lambda: [0, 0])  # per player: own moves in a row below threshold
+    own_values: list = field(default_factory=lambda: [[], []])  # no-resign games: per player, root values
 
 
 def lambda_returns(values: np.ndarray, to_play: np.ndarray, outcome: float, lam: float) -> np.ndarray:
@@ -154,8 +159,9 @@ class SelfPlayWorker:
         self.moves_played = 0
         self.positions_recorded = 0
         self._moves = np.zeros(B, np.int32)
-        self.resign_enabled = True
-        """Set by the runner: False until the network is trained enough to judge (resign_after_steps)."""
+        self.resign_below: float | None = cfg.resign_threshold
+        """Set by the runner: None until the network is trained enough to judge (resign_after_steps),
+        then the threshold in force (selfplay/resign.py lowers it from resign_threshold)."""
         self.random_moves_played = 0
         self.pruned_moves = 0
         """Moves selfplay.prune_pass_alive replaced (chosen inside the mover's own pass-alive area)."""
@@ -312,11 +318,14 @@ class SelfPlayWorker:
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
-        if cfg.resign_threshold is not None and self.resign_enabled:
+        if cfg.resign_threshold is not None and self.resign_below is not None:
             player = states.to_play()
-            low = (result.value < cfg.resign_threshold) & (num_moves >= cfg.resign_min_moves)
+            judged = num_moves >= cfg.resign_min_moves
+            low = (result.value < self.resign_below) & judged
             for b in range(B):
                 t, p = self.traj[b], int(player[b])
+                if t.no_resign and judged[b]:
+                    t.own_values[p].append(float(result.value[b]))
                 t.low_streak[p] = t.low_streak[p] + 1 if low[b] else 0
                 if t.low_streak[p] < cfg.resign_consecutive:
                     continue
@@ -367,6 +376,11 @@ class SelfPlayWorker:
         if t.no_resign and t.would_resign:
             # A would-be resigner that did not lose: resigning would have thrown the game away.
             false_resign = any((z >= 0) if p == 0 else (z <= 0) for p in t.would_resign)
+        bleak = None
+        if t.no_resign and (t.own_values[0] or t.own_values[1]):
+            # lost: player 0 lost iff z < 0 (a draw is not a loss, as for false_resign)
+            bleak = [(bleakest(t.own_values[p], self.cfg.resign_consecutive), (z < 0) if p == 0 else (z > 0))
+                     for p in (0, 1)]
         n = len(t.obs)
         return GameRecord(
             obs=np.stack(t.obs) if n else np.zeros((0, *self.spec.obs_shape), np.float32),
@@ -387,4 +401,5 @@ class SelfPlayWorker:
             q_lambda=self.cfg.value_q_lambda,
             policy_weight=np.asarray(t.policy_weight, np.float32) if any(w != 1.0 for w in t.policy_weight) else None,
             surprise=np.asarray(t.surprise, np.float32),
+            bleakest=bleak,
         )

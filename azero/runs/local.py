@@ -119,19 +119,19 @@ class LocalRun:
                 self._store(records)
             self._train()
             return
-        resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
+        resign = self.book.resign_below(self.trainer.step)
         for p in self.processes:
-            p.start(self.cfg.run.moves_per_round, self._weights_out, self._version, resign_enabled=resign)
+            p.start(self.cfg.run.moves_per_round, self._weights_out, self._version, resign_below=resign)
         self._train()
         for p in self.processes:
             self._store(p.result())
 
     def _play_round(self):
         moves = self.cfg.run.moves_per_round
-        resign = self.trainer.step >= self.cfg.selfplay.resign_after_steps
+        resign = self.book.resign_below(self.trainer.step)
         if self.pool is None:
-            return [self.workers[0].play(moves, resign_enabled=resign)[0]]
-        return [records for records, _ in self.pool.map(lambda w: w.play(moves, resign_enabled=resign), self.workers)]
+            return [self.workers[0].play(moves, resign_below=resign)[0]]
+        return [records for records, _ in self.pool.map(lambda w: w.play(moves, resign_below=resign), self.workers)]
 
     def _store(self, records) -> None:
         self.book.store(records, step=self.trainer.step, add_shard=lambda arrays: self.buffer.add(**arrays),

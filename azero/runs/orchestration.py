@@ -22,6 +22,7 @@ import torch
 
 from azero.runs.records import GameStats, stack_records, write_game_sgf
 from azero.runs.run_dir import RunDir
+from azero.selfplay.resign import ResignCalibrator
 
 
 def choose_evaluator_mode(requested: str, device: torch.device) -> str:
@@ -73,6 +74,12 @@ class RunBook:
         # buffer, and its game ids would be handed out twice.
         self.games_total = max(int(self.state.get("games_total", 0)), int(stored_games))
         self.stats = GameStats(**self.state.get("game_stats", {}))
+        self.selfplay_cfg = selfplay_cfg
+        self.resign = None
+        if selfplay_cfg.resign_threshold is not None and selfplay_cfg.resign_false_target is not None:
+            self.resign = ResignCalibrator(selfplay_cfg.resign_threshold, selfplay_cfg.resign_false_target,
+                                           selfplay_cfg.resign_window,
+                                           pairs=self.state.get("resign", {}).get("pairs"))
         if resumed or self.games_total:
             self.state["resumes"] = int(self.state.get("resumes", 0)) + 1
         self.epoch = int(self.state.get("resumes", 0))
@@ -100,6 +107,14 @@ class RunBook:
     def worker_seed(self, seed: int, worker: int) -> int:
         return worker_seed(seed, worker, self.epoch)
 
+    def resign_below(self, step: int) -> float | None:
+        """The resignation threshold the workers play the next round with at trainer step `step`; None:
+        nobody resigns (resigning off, or the network not yet trained enough to judge)."""
+        cfg = self.selfplay_cfg
+        if cfg.resign_threshold is None or step < cfg.resign_after_steps:
+            return None
+        return self.resign.threshold if self.resign is not None else cfg.resign_threshold
+
     def store(self, records, *, step: int, add_shard, logger=None) -> None:
         """Finished games -> one shard through `add_shard(arrays)`, every selfplay.sgf_every-th Go game
         as SGF, then the counters and state.json (after the shard: see __init__)."""
@@ -117,6 +132,13 @@ class RunBook:
         self.games_total += len(records)
         self.stats.add(records)
         self.state.update(games_total=self.games_total, game_stats=self.stats.to_dict(), clock=self.clock())
+        scalars = {}
+        if self.resign is not None:
+            self.resign.add(records)
+            self.state["resign"] = self.resign.state()
+            false, would = self.resign.false_rate()
+            scalars = {"selfplay/resign_threshold": self.resign.threshold,
+                       "selfplay/false_resign_rate_window": false / would if would else None}
         self.run_dir.save_state(self.state)
         if logger is not None:
             logger.scalars(step, {
@@ -124,13 +146,15 @@ class RunBook:
                 "selfplay/resign_rate": self.stats.resign_rate,
                 "selfplay/false_resign_rate": self.stats.false_resign_rate,
                 "selfplay/games": self.games_total,
+                **scalars,
             })
 
     def games_field(self) -> str:
         """The progress line's games field."""
         fr = self.stats.false_resign_rate
+        below = f" below {self.resign.threshold:.2f}" if self.resign is not None else ""
         return (f"games {self.games_total} (len {self.stats.mean_length:.0f}, resign {100 * self.stats.resign_rate:.0f}%"
-                + (f", false {100 * fr:.0f}%" if fr is not None else "") + ")")
+                + below + (f", false {100 * fr:.0f}%" if fr is not None else "") + ")")
 
 
 def start_message(runner: str, cfg, spec, run_dir: RunDir, learner: dict, *, mode: str, where: str,

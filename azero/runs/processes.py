@@ -9,7 +9,7 @@ inside the noise: two workers do about 1.4x of one in every placement on this 2-
 
 Protocol: one Pipe per worker, tuples between this run's own processes (nothing is read from disk):
 
-    driver -> worker   ("play", moves, weights | None, version, resign_enabled)   weights: numpy arrays
+    driver -> worker   ("play", moves, weights | None, version, resign_below)   weights: numpy arrays
                        ("close",)
     worker -> driver   ("ok", records, evaluations, batches, cpu_seconds) | ("error", traceback text)
 
@@ -66,7 +66,7 @@ def _serve(conn, game_cfg, search_cfg, selfplay_cfg, model_cfg, seed, weights, d
             _, moves, new_weights, version, resign = msg
             if new_weights is not None:
                 new_weights = {k: torch.from_numpy(v) for k, v in new_weights.items()}
-            records, evaluations = actor.play(moves, new_weights, version, resign_enabled=resign)
+            records, evaluations = actor.play(moves, new_weights, version, resign_below=resign)
             conn.send(("ok", records, evaluations, actor.own.batches, time.process_time()))
         except Exception:
             conn.send(("error", traceback.format_exc()))
@@ -98,14 +98,14 @@ class WorkerProcess:
         self.cpu_seconds = 0.0
         self._pending = False
 
-    def start(self, moves: int, weights: dict | None, version: int, *, resign_enabled: bool) -> None:
+    def start(self, moves: int, weights: dict | None, version: int, *, resign_below: float | None) -> None:
         """Begin a round of `moves` lockstep moves; `weights` (numpy, see numpy_weights) are sent only
         when `version` is new to this worker."""
         if self._pending:
             raise WorkerProcessError(f"self-play worker {self.index}: a round is already in progress")
         send = weights if version != self.version_sent else None
         try:
-            self.conn.send(("play", moves, send, version, resign_enabled))
+            self.conn.send(("play", moves, send, version, resign_below))
         except (BrokenPipeError, EOFError, OSError) as e:
             raise self._died(e) from e
         self.version_sent = version

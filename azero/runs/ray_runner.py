@@ -205,7 +205,7 @@ class RayRun:
                                           where=f"on {cfg.run.device}, cluster {cfg.run.ray_address or 'local'}",
                                           clock=self.book.state.get("clock")))
         moves = cfg.run.moves_per_round
-        resign = self.start_step >= cfg.selfplay.resign_after_steps
+        resign = self.book.resign_below(self.start_step)
         pending = {w.play.remote(moves, self.weights_ref, self.version, resign): i
                    for i, w in enumerate(self.workers)}
         train_future = None
@@ -234,7 +234,7 @@ class RayRun:
                         self.evaluations[i] = evals
                         self.book.store(records, step=step, add_shard=self._add_shard, logger=self.logger)
                     pending[self.workers[i].play.remote(
-                        moves, self.weights_ref, self.version, step >= cfg.selfplay.resign_after_steps)] = i
+                        moves, self.weights_ref, self.version, self.book.resign_below(step))] = i
                 if train_future is None:
                     train_future = self.learner.train.remote(RemoteBuffer(self.buffer), cfg.train.steps - step)
                 elif ray.wait([train_future], timeout=0)[0]:

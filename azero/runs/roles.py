@@ -63,12 +63,13 @@ class SelfPlay:
         self.worker = SelfPlayWorker(game, evaluator, search_cfg, selfplay_cfg, seed=seed)
         self.version = -1
 
-    def play(self, moves: int, weights: dict | None = None, version: int = -1, resign_enabled: bool = True):
-        """(finished GameRecords, the worker's network evaluations so far)."""
+    def play(self, moves: int, weights: dict | None = None, version: int = -1, resign_below: float | None = None):
+        """(finished GameRecords, the worker's network evaluations so far); `resign_below`: the resignation
+        threshold for this round (RunBook.resign_below), None: nobody resigns."""
         if self.own is not None and weights is not None and version != self.version:
             self.own.load_state_dict(weights)
             self.version = version
-        self.worker.resign_enabled = resign_enabled
+        self.worker.resign_below = resign_below
         records = self.worker.play(moves)
         return records, self.worker.evaluations
 

@@ -64,7 +64,7 @@ def test_worker_process_plays_rounds_and_reports_its_work():
     try:
         games = []
         for _ in range(4):  # tic-tac-toe ends within 9 moves: 12 moves finish every game at least once
-            w.start(3, None, 0, resign_enabled=False)
+            w.start(3, None, 0, resign_below=None)
             games += w.result()
         assert games and all(len(g.actions) <= 9 for g in games)
         assert w.evaluations > 0 and w.batches > 0 and w.cpu_seconds > 0
@@ -80,7 +80,7 @@ def test_worker_whose_network_cannot_be_built_names_itself_and_why():
     w = _worker(bad)
     try:
         with pytest.raises(WorkerProcessError, match=r"self-play worker 0 failed:(.|\n)*value"):
-            w.start(1, None, 0, resign_enabled=False)
+            w.start(1, None, 0, resign_below=None)
             w.result()
     finally:
         w.close()
@@ -89,12 +89,12 @@ def test_worker_whose_network_cannot_be_built_names_itself_and_why():
 def test_killed_worker_is_reported_with_its_exit_code():
     w = _worker(_weights())
     try:
-        w.start(1, None, 0, resign_enabled=False)
+        w.start(1, None, 0, resign_below=None)
         w.result()  # the child is up and has played
         os.kill(w.process.pid, signal.SIGKILL)
         w.process.join(timeout=10)
         with pytest.raises(WorkerProcessError, match=r"self-play worker 0 \(pid \d+\) died \(exit code -9\)"):
-            w.start(1, None, 0, resign_enabled=False)
+            w.start(1, None, 0, resign_below=None)
             w.result()
     finally:
         w.close()
@@ -136,10 +136,10 @@ def test_close_kills_a_worker_that_hangs_mid_round(monkeypatch):
     monkeypatch.setattr(processes, "CLOSE_TIMEOUT_S", 0.5)
     w = _worker(_weights())
     try:
-        w.start(1, None, 0, resign_enabled=False)
+        w.start(1, None, 0, resign_below=None)
         w.result()  # the child is up
         os.kill(w.process.pid, signal.SIGSTOP)  # hung: it neither answers nor exits
-        w.start(1, None, 0, resign_enabled=False)
+        w.start(1, None, 0, resign_below=None)
     finally:
         w.close()
     assert not w.process.is_alive()

@@ -88,7 +88,7 @@ def test_resignation_and_false_resign_accounting():
         assert r.false_resign == (r.outcome >= 0)
     # With resignation disabled (an untrained net) no game ends early.
     worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
-    worker.resign_enabled = False
+    worker.resign_below = None
     assert not any(r.resigned for r in play_games(worker, 10))
 
 

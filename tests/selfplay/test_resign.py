@@ -1,0 +1,116 @@
+"""The automatic resignation threshold (selfplay/resign.py) and how a run carries it (RunBook)."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from azero.games import make_game
+from azero.runs.orchestration import RunBook
+from azero.runs.run_dir import RunDir
+from azero.search.config import SearchConfig
+from azero.selfplay.config import SelfPlayConfig
+from azero.selfplay.resign import ResignCalibrator, bleakest
+from azero.selfplay.worker import SelfPlayWorker
+
+from tests.selfplay.test_worker import PlayerZeroLoses, play_games
+
+
+def _would_resign(values, t, k):
+    """The worker's rule, move by move: k own values in a row below t."""
+    streak = 0
+    for v in values:
+        streak = streak + 1 if v < t else 0
+        if streak >= k:
+            return True
+    return False
+
+
+def test_bleakest_is_where_the_streak_rule_starts_to_resign():
+    values = [-0.5, -0.95, -0.92, -0.3, -0.97, -0.99, -0.6]
+    assert bleakest(values, 2) == -0.97   # the run (-0.97, -0.99): its max
+    assert bleakest(values, 1) == -0.99
+    assert bleakest(values, 3) == -0.6    # (-0.97, -0.99, -0.6)
+    assert bleakest(values[:1], 2) == math.inf
+    for k in (1, 2, 3):
+        for t in (-1.0, -0.99, -0.98, -0.97, -0.96, -0.93, -0.9, -0.6, -0.55, 0.0):
+            assert _would_resign(values, t, k) == (bleakest(values, k) < t), (k, t)
+
+
+def _pairs(*groups):
+    return [(b, lost) for b, lost, n in groups for _ in range(n)]
+
+
+def test_threshold_is_the_highest_with_few_false_resignations():
+    pairs = _pairs((-0.99, True, 40), (-0.93, False, 5), (-0.93, True, 10), (-0.85, False, 20))
+    cal = ResignCalibrator(-0.9, 0.05, 1000, pairs=pairs)
+    # The 40 below -0.93 all lost; taking in the -0.93s would make 5 of 55 (9%) false.
+    assert cal.threshold == -0.93
+    assert cal.false_rate() == (0, 40)
+    assert cal.false_rate(-0.9) == (5, 55)
+    # 9% is within a 10% target, and the threshold never rises above the configured one.
+    assert ResignCalibrator(-0.9, 0.10, 1000, pairs=pairs).threshold == -0.9
+    # Until min_samples pairs are in, the configured threshold holds.
+    assert ResignCalibrator(-0.9, 0.05, 1000, pairs=pairs[:10], min_samples=50).threshold == -0.9
+    # When even the bleakest players went on to win, only values below all of them resign.
+    cal = ResignCalibrator(-0.9, 0.05, 1000, pairs=_pairs((-0.99, False, 30), (-0.95, True, 30)))
+    assert cal.threshold == -0.99 and cal.false_rate() == (0, 0)
+
+
+def test_tied_values_are_not_split_and_the_window_forgets():
+    # 60 tied at -0.95, 4 of them false (6.7%): no threshold can take only the sound ones.
+    pairs = _pairs((-0.95, False, 4), (-0.95, True, 56))
+    assert ResignCalibrator(-0.9, 0.05, 1000, pairs=pairs).threshold == -0.95
+    cal = ResignCalibrator(-0.9, 0.05, 100, pairs=pairs)
+    game = SimpleNamespace(bleakest=[(-0.95, True), (math.inf, False)])
+    cal.add([game] * 100)               # the window (100) keeps only the new, all sound, pairs
+    assert cal.threshold == -0.9 and cal.false_rate() == (0, 100)
+    assert len(cal.state()["pairs"]) == 100
+
+
+def test_worker_reports_bleakest_values_that_agree_with_its_false_resignations():
+    game = make_game("connect4")
+    cfg = SelfPlayConfig(games_in_parallel=16, full_search_prob=1.0, resign_threshold=-0.5, resign_min_moves=4,
+                         resign_consecutive=2, no_resign_fraction=0.5)
+    worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
+    records = play_games(worker, 40)
+    kept = [r for r in records if r.no_resign]
+    assert kept and all(r.bleakest is None for r in records if not r.no_resign)
+    for r in kept:
+        (b0, lost0), (b1, lost1) = r.bleakest
+        assert (lost0, lost1) == (r.outcome < 0, r.outcome > 0)
+        would = [lost for b, lost in r.bleakest if b < -0.5]
+        assert r.false_resign == (any(not lost for lost in would) if would else None)
+    # Player 0's searches see its positions as lost: it is the one that would resign.
+    assert sum(r.bleakest[0][0] < -0.5 for r in kept) >= len(kept) // 2
+
+
+def test_run_book_sets_the_threshold_and_keeps_its_window_across_resumes(tmp_path):
+    rd = RunDir(tmp_path / "run")
+    rd.create()
+    cfg = SelfPlayConfig(resign_threshold=-0.9, resign_after_steps=100, resign_window=500)
+    spec = make_game("tictactoe").spec
+
+    def book():
+        return RunBook(rd, spec, cfg, resumed=False, stored_games=0)
+
+    first = book()
+    assert first.resign_below(99) is None and first.resign_below(100) == -0.9
+    games = [SimpleNamespace(bleakest=[(-0.95, False), (-0.2, True)])] * 10 + \
+            [SimpleNamespace(bleakest=[(-0.99, True), (0.1, False)])] * 60
+    first.resign.add(games)
+    first.state["resign"] = first.resign.state()
+    rd.save_state(first.state)
+    assert first.resign_below(100) == -0.95
+    assert book().resign_below(100) == -0.95     # a resumed run starts from the same window
+    fixed = SelfPlayConfig(resign_threshold=-0.9, resign_false_target=None)
+    assert RunBook(rd, spec, fixed, resumed=False, stored_games=0).resign_below(500) == -0.9
+    off = SelfPlayConfig(resign_threshold=None)
+    assert RunBook(rd, spec, off, resumed=False, stored_games=0).resign_below(500) is None
+
+
+@pytest.mark.parametrize("key, value", [("resign_false_target", 1.0), ("resign_false_target", -0.1),
+                                        ("resign_window", 0)])
+def test_bad_resign_settings_are_refused(key, value):
+    with pytest.raises(ValueError, match=key):
+        SelfPlayConfig(**{key: value})
