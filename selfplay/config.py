@@ -19,10 +19,11 @@ class SelfPlayConfig:
     """Resign when the root value (player to move's view) falls below this; null disables resigning.
     With resign_false_target set this is the highest threshold the run may use and the one it
     starts from."""
-    resign_false_target: Optional[float] = 0.05
+    resign_false_target: Optional[float] = None
     """Lower the threshold below resign_threshold as far as needed for at most this fraction of the
     would-be resignations in the recent no-resign games to be false (AlphaGo Zero's automatic
-    v_resign, 5%; selfplay/resign.py). null keeps resign_threshold fixed."""
+    v_resign used 0.05; selfplay/resign.py). null (the default, until an ablation shows it pays)
+    keeps resign_threshold fixed, as every run in the README was trained."""
     resign_window: int = 1000
     """How many recent (no-resign game, player) pairs the automatic threshold is measured on."""
     resign_min_moves: int = 10
@@ -93,6 +94,9 @@ class SelfPlayConfig:
         if self.resign_false_target is not None and not 0.0 <= self.resign_false_target < 1.0:
             raise ValueError("SelfPlayConfig.resign_false_target must lie in [0, 1) or be null, "
                              f"got {self.resign_false_target}")
+        if self.resign_false_target is not None and self.resign_threshold is None:
+            raise ValueError(f"SelfPlayConfig.resign_false_target={self.resign_false_target} needs resign_threshold "
+                             "(null: resigning is off, so there is no threshold to set)")
         if self.resign_window < 1:
             raise ValueError(f"SelfPlayConfig.resign_window must be >= 1, got {self.resign_window}")
         if self.no_pass_moves < 0:

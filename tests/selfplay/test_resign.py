@@ -88,7 +88,8 @@ def test_worker_reports_bleakest_values_that_agree_with_its_false_resignations()
 def test_run_book_sets_the_threshold_and_keeps_its_window_across_resumes(tmp_path):
     rd = RunDir(tmp_path / "run")
     rd.create()
-    cfg = SelfPlayConfig(resign_threshold=-0.9, resign_after_steps=100, resign_window=500)
+    cfg = SelfPlayConfig(resign_threshold=-0.9, resign_after_steps=100, resign_window=500,
+                         resign_false_target=0.05)
     spec = make_game("tictactoe").spec
 
     def book():
@@ -114,3 +115,32 @@ def test_run_book_sets_the_threshold_and_keeps_its_window_across_resumes(tmp_pat
 def test_bad_resign_settings_are_refused(key, value):
     with pytest.raises(ValueError, match=key):
         SelfPlayConfig(**{key: value})
+    with pytest.raises(ValueError, match="resign_false_target=0.05 needs resign_threshold"):
+        SelfPlayConfig(resign_threshold=None, resign_false_target=0.05)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("processes", [False, True])
+def test_a_run_measures_and_keeps_its_threshold(tmp_path, processes):
+    """`azero selfplay` with the automatic threshold, in worker threads and in worker processes: the
+    no-resign games' pairs reach the run's window, state.json keeps it, the progress line shows it."""
+    import json
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "azero.cli", "selfplay", "--game", "tictactoe", "--run-dir", str(run),
+                        "train.steps=60", "seed=3", "run.log_every_s=0", "model.blocks=1", "model.channels=16",
+                        "model.value_hidden=16", "search.simulations=16", "selfplay.games_in_parallel=32",
+                        "replay.min_positions=200", "selfplay.resign_threshold=-0.9", "selfplay.resign_false_target=0.05",
+                        "selfplay.resign_after_steps=0", "selfplay.resign_min_moves=1",
+                        "selfplay.resign_consecutive=1", "selfplay.no_resign_fraction=0.5",
+                        f"run.worker_processes={str(processes).lower()}", "run.workers=2"],
+                       capture_output=True, text=True, timeout=500)
+    assert r.returncode == 0, r.stdout + r.stderr
+    state = json.loads((run / "state.json").read_text())
+    pairs = state["resign"]["pairs"]
+    assert len(pairs) >= 20 and all(b <= 1.0 and isinstance(lost, bool) for b, lost in pairs)
+    # what the run would compute from its window is what it kept
+    assert state["resign"]["threshold"] == ResignCalibrator(-0.9, 0.05, 1000, pairs=pairs).threshold <= -0.9
+    assert " below -" in r.stdout, r.stdout
