@@ -22,7 +22,8 @@ arm() {
 # Every arm names every lever explicitly, on or off: the go9x9 preset has since taken the winners
 # (configs/preset/go9x9.yaml), so an arm that left one to the preset would get it.
 BASE="model.ownership_head=false model.score_head=false search.score_utility=0 game.features=basic \
-selfplay.prune_pass_alive=false selfplay.cheap_algorithm=puct selfplay.cheap_target_weight=0 replay.surprise_weight=0"
+selfplay.prune_pass_alive=false selfplay.cheap_algorithm=puct selfplay.cheap_target_weight=0 replay.surprise_weight=0 \
+selfplay.resign_false_target=null"
 HEADS="model.ownership_head=true model.score_head=true"
 # the preset as it was before these levers (score utility off: it acts only with a score head anyway)
 arm preset $BASE
@@ -32,6 +33,10 @@ arm all $ALL
 # the cheap-search group on top of all the Go levers (the issue's last lever group): cheap playout-cap
 # searches recorded with Gumbel's completed-Q target at a lower weight, and policy-surprise weighting
 arm all-cheap $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3 replay.surprise_weight=0.5
+# all-cheap with AlphaGo Zero's automatic resignation threshold (selfplay/resign.py): all-cheap's games
+# resigned with 12-25% of the would-be resignations false; this arm keeps that at 5%
+arm all-cheap-vresign $ALL selfplay.cheap_algorithm=gumbel selfplay.cheap_target_weight=0.3 replay.surprise_weight=0.5 \
+  selfplay.resign_false_target=0.05
 # then one group at a time, cumulatively, for the lever table
 arm heads $BASE $HEADS search.score_utility=0
 arm heads-utility $BASE $HEADS search.score_utility=0.4
