@@ -8,12 +8,8 @@ import pytest
 from azero.games import make_game
 from azero.runs.orchestration import RunBook
 from azero.runs.run_dir import RunDir
-from azero.search.config import SearchConfig
 from azero.selfplay.config import SelfPlayConfig
 from azero.selfplay.resign import ResignCalibrator, bleakest
-from azero.selfplay.worker import SelfPlayWorker
-
-from tests.selfplay.test_worker import PlayerZeroLoses, play_games
 
 
 def _would_resign(values, t, k):
@@ -66,23 +62,6 @@ def test_tied_values_are_not_split_and_the_window_forgets():
     cal.add([game] * 100)               # the window (100) keeps only the new, all sound, pairs
     assert cal.threshold == -0.9 and cal.false_rate() == (0, 100)
     assert len(cal.state()["pairs"]) == 100
-
-
-def test_worker_reports_bleakest_values_that_agree_with_its_false_resignations():
-    game = make_game("connect4")
-    cfg = SelfPlayConfig(games_in_parallel=16, full_search_prob=1.0, resign_threshold=-0.5, resign_min_moves=4,
-                         resign_consecutive=2, no_resign_fraction=0.5)
-    worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
-    records = play_games(worker, 40)
-    kept = [r for r in records if r.no_resign]
-    assert kept and all(r.bleakest is None for r in records if not r.no_resign)
-    for r in kept:
-        (b0, lost0), (b1, lost1) = r.bleakest
-        assert (lost0, lost1) == (r.outcome < 0, r.outcome > 0)
-        would = [lost for b, lost in r.bleakest if b < -0.5]
-        assert r.false_resign == (any(not lost for lost in would) if would else None)
-    # Player 0's searches see its positions as lost: it is the one that would resign.
-    assert sum(r.bleakest[0][0] < -0.5 for r in kept) >= len(kept) // 2
 
 
 def test_run_book_sets_the_threshold_and_keeps_its_window_across_resumes(tmp_path):

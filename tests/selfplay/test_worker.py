@@ -86,6 +86,13 @@ def test_resignation_and_false_resign_accounting():
     for r in flagged:
         # A false resignation exactly when the would-be resigner did not lose.
         assert r.false_resign == (r.outcome >= 0)
+    # Each no-resign game's bleakest values (selfplay/resign.py) say the same at this threshold.
+    assert all(r.bleakest is None for r in records if not r.no_resign)
+    for r in kept:
+        assert [lost for _, lost in r.bleakest] == [r.outcome < 0, r.outcome > 0]
+        would = [lost for b, lost in r.bleakest if b < -0.5]
+        assert r.false_resign == (any(not lost for lost in would) if would else None)
+    assert sum(r.bleakest[0][0] < -0.5 for r in kept) >= len(kept) // 2  # player 0 is the would-be resigner
     # With resignation disabled (an untrained net) no game ends early.
     worker = SelfPlayWorker(game, PlayerZeroLoses(), SearchConfig(simulations=8), cfg, seed=2)
     worker.resign_below = None
