@@ -75,21 +75,17 @@ class ResignCalibrator:
     def _compute(self) -> float:
         if len(self.pairs) < self.min_samples:
             return self.configured
-        b = np.array([p[0] for p in self.pairs])
-        order = np.argsort(b, kind="stable")
-        b = b[order]
-        false = np.cumsum([not self.pairs[i][1] for i in order])  # false[j-1]: among the j lowest
-        # Resigning below t makes the j lowest resign for t in (b[j-1], b[j]]; the candidates are each
-        # interval's top, capped at the configured threshold: the largest j whose rate is in bounds.
-        best = min(b[0], self.configured)  # j = 0: no one in the window would have resigned
-        for j in range(1, len(b) + 1):
-            if b[j - 1] >= self.configured:
-                break
-            if j < len(b) and b[j] == b[j - 1]:
-                continue  # tied values resign together: no threshold splits them
-            if false[j - 1] <= self.target * j:
-                best = min(b[j] if j < len(b) else math.inf, self.configured)
-        return float(best)
+        pairs = np.array(sorted(self.pairs))  # [n, 2]: bleakest value, lost; by value
+        b, false = pairs[:, 0], np.cumsum(pairs[:, 1] == 0)  # false[j-1]: among the j lowest
+        # Resigning below t makes the j lowest resign for t in (b[j-1], b[j]] (b[n] = inf): each
+        # interval's top, capped at the configured threshold, is a candidate. Tied values resign
+        # together, so an interval that would split them is empty.
+        top = np.append(b[1:], np.inf)
+        j = np.arange(1, len(b) + 1)
+        ok = (b < self.configured) & (top > b) & (false <= self.target * j)
+        if not ok.any():
+            return float(min(b[0], self.configured))  # j = 0: no one in the window would have resigned
+        return float(min(top[ok][-1], self.configured))
 
     def state(self) -> dict:
         """What state.json keeps, so a resumed run starts from the same window."""
