@@ -318,7 +318,7 @@ class SelfPlayWorker:
             self.positions_recorded += B
 
         resigned = np.full(B, -1, np.int8)  # the player who resigns in game b, or -1
-        if cfg.resign_threshold is not None and self.resign_below is not None:
+        if self.resign_below is not None:  # None: resigning off, or not yet (resign_after_steps)
             player = states.to_play()
             judged = num_moves >= cfg.resign_min_moves
             low = (result.value < self.resign_below) & judged
